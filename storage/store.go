@@ -1,0 +1,681 @@
+// Package storage persists alisio sessions in an embedded Badger database.
+//
+// Layout of the keys (all under one Badger directory):
+//
+//	format                         store format version (decimal text)
+//	s/<session>                    the session record, including its head (epoch, next sequence, view length)
+//	h/<session>/<seq:8>            every message ever stored, immutable, in order of storage
+//	v/<session>/<epoch:8><pos:8>   the effective transcript of an epoch: position → message sequence
+//
+// The session record is the single source of truth: history entries at or past its next sequence and view
+// entries of another epoch or past its view length are invisible. A rewrite (compaction or reduction) stages
+// its new messages and a whole new view in as many transactions as Badger needs, then flips the head in one
+// small write, so after a crash the session is entirely before or entirely after it (SPEC G4) whatever its size.
+package storage
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// FormatVersion is the store format this binary reads and writes.
+const FormatVersion = 1
+
+// Errors a caller acts on.
+var (
+	// ErrNotFound: no session with that ID.
+	ErrNotFound = errors.New("session not found")
+	// ErrStale: a rewrite was planned against a view that is no longer current; plan again.
+	ErrStale = errors.New("session changed since the rewrite was planned")
+	// ErrLocked: another process holds the store.
+	ErrLocked = errors.New("session store is locked by another process")
+	// ErrFormatTooNew: the store was written by a newer alisio-lsp.
+	ErrFormatTooNew = errors.New("session store format is newer than this binary")
+)
+
+// Options configure a Store. Build them with DefaultOptions and the WithX methods.
+type Options struct {
+	// Dir is the Badger directory. Required unless InMemory.
+	Dir string
+	// SyncWrites makes every commit fsync before it returns, so an acknowledged message survives a power
+	// loss, not only a crash of the process. Default true.
+	SyncWrites bool
+	// InMemory keeps everything in memory (tests of code above the store only). Default false.
+	InMemory bool
+	// Logger receives Badger's own messages (at debug level, warnings at warn). Default: a no-op logger.
+	Logger *zap.Logger
+}
+
+// DefaultOptions returns the options for a store in dir.
+func DefaultOptions(dir string) Options {
+	return Options{Dir: dir, SyncWrites: true, Logger: zap.NewNop()}
+}
+
+// WithSyncWrites sets SyncWrites (default true).
+func (o Options) WithSyncWrites(v bool) Options { o.SyncWrites = v; return o }
+
+// WithInMemory sets InMemory (default false).
+func (o Options) WithInMemory(v bool) Options { o.InMemory = v; return o }
+
+// WithLogger sets Logger (default no-op).
+func (o Options) WithLogger(l *zap.Logger) Options { o.Logger = l; return o }
+
+// Session is the record of one conversation.
+type Session struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Workspace string `json:"workspace"`
+	Model     string `json:"model,omitempty"`
+	// Instructions are the session's own fixed instructions (an imported system prompt); they are sent with
+	// every request, measured as instructions, and never summarized.
+	Instructions []string  `json:"instructions,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+	Head         Head      `json:"head"`
+}
+
+// Head says which stored entries make up the session now.
+type Head struct {
+	// Epoch numbers the current view; each rewrite starts a new one.
+	Epoch uint64 `json:"epoch"`
+	// NextSeq is the sequence the next stored message gets; entries at or past it are not part of the session.
+	NextSeq uint64 `json:"nextSeq"`
+	// ViewLen is the number of messages in the effective transcript.
+	ViewLen int `json:"viewLen"`
+}
+
+// View is a session's effective transcript: what the model gets next.
+type View struct {
+	Session  Session
+	Messages []transcript.Message
+}
+
+// Store is an open session store. It is safe for concurrent use by one process; Badger's directory lock keeps
+// other processes out.
+type Store struct {
+	db  *badger.DB
+	dir string
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// Open opens (creating if needed) the store described by opts.
+func Open(opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	bopts := badger.DefaultOptions(opts.Dir).
+		WithSyncWrites(opts.SyncWrites).
+		WithInMemory(opts.InMemory).
+		WithLogger(badgerLogger{opts.Logger.Sugar()}).
+		WithMemTableSize(16 << 20).
+		WithBlockCacheSize(32 << 20).
+		WithValueLogFileSize(256 << 20)
+	if opts.InMemory {
+		bopts.Dir, bopts.ValueDir = "", ""
+	} else if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating session store directory %s: %w", opts.Dir, err)
+	}
+	db, err := badger.Open(bopts)
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+			return nil, lockedError(opts.Dir)
+		}
+		return nil, fmt.Errorf("opening session store %s: %w", opts.Dir, err)
+	}
+	s := &Store{db: db, dir: opts.Dir, locks: map[string]*sync.Mutex{}}
+	if err := s.checkFormat(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func lockedError(dir string) error {
+	holder := "another process"
+	if b, err := os.ReadFile(filepath.Join(dir, "LOCK")); err == nil {
+		if pid := strings.TrimSpace(string(b)); pid != "" {
+			holder = "process " + pid
+		}
+	}
+	return fmt.Errorf("%w: %s holds %s; stop that alisio-lsp (daemon or CLI) first, or use another store with --data-dir",
+		ErrLocked, holder, dir)
+}
+
+func (s *Store) checkFormat() error {
+	return s.db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get(formatKey)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return txn.Set(formatKey, []byte(strconv.Itoa(FormatVersion)))
+		}
+		if err != nil {
+			return fmt.Errorf("reading store format: %w", err)
+		}
+		raw, err := item.ValueCopy(nil)
+		if err != nil {
+			return fmt.Errorf("reading store format: %w", err)
+		}
+		v, err := strconv.Atoi(string(raw))
+		if err != nil {
+			return fmt.Errorf("session store %s has an unreadable format version %q", s.dir, raw)
+		}
+		if v > FormatVersion {
+			return fmt.Errorf("%w: %s has format %d, this binary knows up to %d; upgrade alisio-lsp or use another --data-dir",
+				ErrFormatTooNew, s.dir, v, FormatVersion)
+		}
+		return nil
+	})
+}
+
+// Close closes the store and releases its directory lock.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("closing session store: %w", err)
+	}
+	return nil
+}
+
+// Dir is the directory of the store.
+func (s *Store) Dir() string { return s.dir }
+
+var formatKey = []byte("format")
+
+func sessionKey(id string) []byte { return []byte("s/" + id) }
+
+func historyPrefix(id string) []byte { return []byte("h/" + id + "/") }
+
+func historyKey(id string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(historyPrefix(id), seq)
+}
+
+func viewSessionPrefix(id string) []byte { return []byte("v/" + id + "/") }
+
+func viewPrefix(id string, epoch uint64) []byte {
+	return binary.BigEndian.AppendUint64(viewSessionPrefix(id), epoch)
+}
+
+func viewKey(id string, epoch uint64, pos int) []byte {
+	return binary.BigEndian.AppendUint64(viewPrefix(id, epoch), uint64(pos))
+}
+
+func seqBytes(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// sessionLock serializes writers of one session inside this process.
+func (s *Store) sessionLock(id string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.locks[id]
+	if !ok {
+		l = &sync.Mutex{}
+		s.locks[id] = l
+	}
+	return l
+}
+
+func validID(id string) error {
+	if id == "" || strings.ContainsAny(id, "/\x00") {
+		return fmt.Errorf("invalid session ID %q", id)
+	}
+	return nil
+}
+
+func getSession(txn *badger.Txn, id string) (Session, error) {
+	var sess Session
+	item, err := txn.Get(sessionKey(id))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return sess, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return sess, fmt.Errorf("reading session %s: %w", id, err)
+	}
+	err = item.Value(func(v []byte) error { return json.Unmarshal(v, &sess) })
+	if err != nil {
+		return sess, fmt.Errorf("decoding session %s: %w", id, err)
+	}
+	return sess, nil
+}
+
+// Session returns the record of session id.
+func (s *Store) Session(id string) (Session, error) {
+	if err := validID(id); err != nil {
+		return Session{}, err
+	}
+	var sess Session
+	err := s.db.View(func(txn *badger.Txn) (err error) {
+		sess, err = getSession(txn, id)
+		return err
+	})
+	return sess, err
+}
+
+// Sessions lists the sessions of workspace (all sessions when workspace is empty), most recently updated first.
+func (s *Store) Sessions(workspace string) ([]Session, error) {
+	var out []Session
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("s/"), PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var sess Session
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &sess) }); err != nil {
+				return fmt.Errorf("decoding session %s: %w", it.Item().Key(), err)
+			}
+			if workspace == "" || sess.Workspace == workspace {
+				out = append(out, sess)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	sortSessions(out)
+	return out, nil
+}
+
+func sortSessions(ss []Session) {
+	for i := 1; i < len(ss); i++ {
+		for j := i; j > 0 && ss[j].UpdatedAt.After(ss[j-1].UpdatedAt); j-- {
+			ss[j], ss[j-1] = ss[j-1], ss[j]
+		}
+	}
+}
+
+// CreateSession stores a new session holding msgs as its transcript and returns its record. Large sessions are
+// written in several transactions but become visible only with the final one: a crash leaves no session.
+func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session, error) {
+	now := time.Now().UTC()
+	if meta.ID == "" {
+		meta.ID = transcript.NewID()
+	}
+	if err := validID(meta.ID); err != nil {
+		return Session{}, err
+	}
+	meta.CreatedAt, meta.UpdatedAt = now, now
+	meta.Head = Head{}
+	l := s.sessionLock(meta.ID)
+	l.Lock()
+	defer l.Unlock()
+	err := s.db.View(func(txn *badger.Txn) error {
+		_, err := txn.Get(sessionKey(meta.ID))
+		if err == nil {
+			return fmt.Errorf("session %s already exists", meta.ID)
+		}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("checking session %s: %w", meta.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	w := s.newChunkedWriter()
+	defer w.discard()
+	head, _, err := w.stage(meta.ID, meta.Head, meta.Head.Epoch, 0, msgs, now)
+	if err != nil {
+		return Session{}, err
+	}
+	meta.Head = head
+	if err := w.commitSession(meta); err != nil {
+		return Session{}, err
+	}
+	return meta, nil
+}
+
+// Append stores msgs at the end of the session's transcript and returns them with their IDs and times set.
+// When Append returns nil the messages are durable (they survive kill -9; with SyncWrites, power loss too).
+func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Message, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	l := s.sessionLock(id)
+	l.Lock()
+	defer l.Unlock()
+	sess, err := s.Session(id)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	w := s.newChunkedWriter()
+	defer w.discard()
+	head, stored, err := w.stage(id, sess.Head, sess.Head.Epoch, sess.Head.ViewLen, msgs, now)
+	if err != nil {
+		return nil, err
+	}
+	sess.Head, sess.UpdatedAt = head, now
+	if err := w.commitSession(sess); err != nil {
+		return nil, err
+	}
+	return stored, nil
+}
+
+// UpdateSession changes the title, model or workspace of a session.
+func (s *Store) UpdateSession(id string, edit func(*Session)) (Session, error) {
+	l := s.sessionLock(id)
+	l.Lock()
+	defer l.Unlock()
+	sess, err := s.Session(id)
+	if err != nil {
+		return Session{}, err
+	}
+	head, created := sess.Head, sess.CreatedAt
+	edit(&sess)
+	sess.ID, sess.Head, sess.CreatedAt, sess.UpdatedAt = id, head, created, time.Now().UTC()
+	w := s.newChunkedWriter()
+	defer w.discard()
+	return sess, w.commitSession(sess)
+}
+
+// Transcript reads the effective transcript of session id. It reads only the current view, never the compacted
+// history, so its cost depends on the transcript's length, not the session's.
+func (s *Store) Transcript(id string) (View, error) {
+	if err := validID(id); err != nil {
+		return View{}, err
+	}
+	var v View
+	err := s.db.View(func(txn *badger.Txn) error {
+		sess, err := getSession(txn, id)
+		if err != nil {
+			return err
+		}
+		v.Session = sess
+		seqs, err := viewSeqs(txn, id, sess.Head)
+		if err != nil {
+			return err
+		}
+		v.Messages = make([]transcript.Message, len(seqs))
+		for i, seq := range seqs {
+			if err := getMessage(txn, id, seq, &v.Messages[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return v, err
+}
+
+// History reads every stored message of session id in storage order, with Compacted set on those no longer in
+// the effective transcript.
+func (s *Store) History(id string) ([]transcript.Message, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	var out []transcript.Message
+	err := s.db.View(func(txn *badger.Txn) error {
+		sess, err := getSession(txn, id)
+		if err != nil {
+			return err
+		}
+		seqs, err := viewSeqs(txn, id, sess.Head)
+		if err != nil {
+			return err
+		}
+		live := make(map[uint64]bool, len(seqs))
+		for _, seq := range seqs {
+			live[seq] = true
+		}
+		prefix := historyPrefix(id)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 256})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq := binary.BigEndian.Uint64(it.Item().Key()[len(prefix):])
+			if seq >= sess.Head.NextSeq {
+				break
+			}
+			var m transcript.Message
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
+				return fmt.Errorf("decoding message %d of session %s: %w", seq, id, err)
+			}
+			m.Compacted = !live[seq]
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Apply commits rw atomically: after a crash at any point the session is entirely before or entirely after it.
+// It returns ErrStale when the session changed since rw was planned.
+func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
+	if err := validID(id); err != nil {
+		return Session{}, err
+	}
+	l := s.sessionLock(id)
+	l.Lock()
+	defer l.Unlock()
+	sess, err := s.Session(id)
+	if err != nil {
+		return Session{}, err
+	}
+	if rw.BaseEpoch != sess.Head.Epoch || rw.BaseLen != sess.Head.ViewLen {
+		return Session{}, fmt.Errorf("%w: planned against epoch %d with %d messages, now epoch %d with %d",
+			ErrStale, rw.BaseEpoch, rw.BaseLen, sess.Head.Epoch, sess.Head.ViewLen)
+	}
+	if rw.Drop < 0 || rw.Drop > sess.Head.ViewLen {
+		return Session{}, fmt.Errorf("rewrite drops %d of %d messages", rw.Drop, sess.Head.ViewLen)
+	}
+	for pos := range rw.Replace {
+		if pos < rw.Drop || pos >= sess.Head.ViewLen {
+			return Session{}, fmt.Errorf("rewrite replaces position %d outside the kept range [%d,%d)", pos, rw.Drop, sess.Head.ViewLen)
+		}
+	}
+	var seqs []uint64
+	if err := s.db.View(func(txn *badger.Txn) (err error) {
+		seqs, err = viewSeqs(txn, id, sess.Head)
+		return err
+	}); err != nil {
+		return Session{}, err
+	}
+	old, next := sess.Head.Epoch, sess.Head.Epoch+1
+	// Leftovers of an earlier crash: the previous epoch's view if its cleanup was cut, and a half-staged next one.
+	if old > 0 {
+		s.dropPrefix(viewPrefix(id, old-1))
+	}
+	s.dropPrefix(viewPrefix(id, next))
+
+	now := time.Now().UTC()
+	w := s.newChunkedWriter()
+	defer w.discard()
+	head, _, err := w.stage(id, sess.Head, next, 0, rw.Insert, now)
+	if err != nil {
+		return Session{}, err
+	}
+	for i := rw.Drop; i < len(seqs); i++ {
+		seq := seqs[i]
+		if m, ok := rw.Replace[i]; ok {
+			head, _, err = w.stage(id, head, next, head.ViewLen, []transcript.Message{m}, now)
+			if err != nil {
+				return Session{}, err
+			}
+			continue
+		}
+		if err := w.set(viewKey(id, next, head.ViewLen), seqBytes(seq)); err != nil {
+			return Session{}, err
+		}
+		head.ViewLen++
+	}
+	sess.Head, sess.UpdatedAt = head, now
+	if err := w.commitSession(sess); err != nil {
+		return Session{}, err
+	}
+	s.dropPrefix(viewPrefix(id, old))
+	return sess, nil
+}
+
+// DeleteSession removes session id and all its messages. The session disappears with the first write; the
+// rest is removed afterwards.
+func (s *Store) DeleteSession(id string) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	l := s.sessionLock(id)
+	l.Lock()
+	defer l.Unlock()
+	err := s.db.Update(func(txn *badger.Txn) error {
+		if _, err := getSession(txn, id); err != nil {
+			return err
+		}
+		return txn.Delete(sessionKey(id))
+	})
+	if err != nil {
+		return err
+	}
+	s.dropPrefix(historyPrefix(id))
+	s.dropPrefix(viewSessionPrefix(id))
+	return nil
+}
+
+// dropPrefix deletes every key under prefix, best effort: keys it leaves behind are invisible garbage.
+func (s *Store) dropPrefix(prefix []byte) {
+	var keys [][]byte
+	_ = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	if len(keys) == 0 {
+		return
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range keys {
+		if wb.Delete(k) != nil {
+			return
+		}
+	}
+	_ = wb.Flush()
+}
+
+func viewSeqs(txn *badger.Txn, id string, head Head) ([]uint64, error) {
+	prefix := viewPrefix(id, head.Epoch)
+	seqs := make([]uint64, 0, head.ViewLen)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 1024})
+	defer it.Close()
+	for it.Rewind(); it.Valid() && len(seqs) < head.ViewLen; it.Next() {
+		pos := binary.BigEndian.Uint64(it.Item().Key()[len(prefix):])
+		if pos != uint64(len(seqs)) {
+			return nil, fmt.Errorf("session %s: view epoch %d has a gap at position %d", id, head.Epoch, len(seqs))
+		}
+		err := it.Item().Value(func(v []byte) error {
+			if len(v) != 8 {
+				return fmt.Errorf("session %s: bad view entry at position %d", id, pos)
+			}
+			seqs = append(seqs, binary.BigEndian.Uint64(v))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(seqs) != head.ViewLen {
+		return nil, fmt.Errorf("session %s: view epoch %d has %d of %d messages", id, head.Epoch, len(seqs), head.ViewLen)
+	}
+	return seqs, nil
+}
+
+func getMessage(txn *badger.Txn, id string, seq uint64, m *transcript.Message) error {
+	item, err := txn.Get(historyKey(id, seq))
+	if err != nil {
+		return fmt.Errorf("reading message %d of session %s: %w", seq, id, err)
+	}
+	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, m) }); err != nil {
+		return fmt.Errorf("decoding message %d of session %s: %w", seq, id, err)
+	}
+	return nil
+}
+
+// chunkedWriter writes in as many transactions as Badger's size limit needs; only its final commit, which
+// carries the session record, makes the staged entries part of the session.
+type chunkedWriter struct {
+	db  *badger.DB
+	txn *badger.Txn
+}
+
+func (s *Store) newChunkedWriter() *chunkedWriter {
+	return &chunkedWriter{db: s.db, txn: s.db.NewTransaction(true)}
+}
+
+func (w *chunkedWriter) set(k, v []byte) error {
+	err := w.txn.Set(k, v)
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		if err := w.txn.Commit(); err != nil {
+			return fmt.Errorf("committing staged entries: %w", err)
+		}
+		w.txn = w.db.NewTransaction(true)
+		err = w.txn.Set(k, v)
+	}
+	if err != nil {
+		return fmt.Errorf("staging entry: %w", err)
+	}
+	return nil
+}
+
+// stage stores msgs as new history entries and places them at view positions from pos of epoch.
+func (w *chunkedWriter) stage(id string, head Head, epoch uint64, pos int, msgs []transcript.Message, now time.Time) (Head, []transcript.Message, error) {
+	stored := make([]transcript.Message, len(msgs))
+	head.Epoch = epoch
+	for i, m := range msgs {
+		if m.ID == "" {
+			m.ID = transcript.NewID()
+		}
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = now
+		}
+		m.Compacted = false
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return head, nil, fmt.Errorf("encoding message %s: %w", m.ID, err)
+		}
+		if err := w.set(historyKey(id, head.NextSeq), raw); err != nil {
+			return head, nil, err
+		}
+		if err := w.set(viewKey(id, epoch, pos), seqBytes(head.NextSeq)); err != nil {
+			return head, nil, err
+		}
+		head.NextSeq++
+		pos++
+		stored[i] = m
+	}
+	head.ViewLen = pos
+	return head, stored, nil
+}
+
+func (w *chunkedWriter) commitSession(sess Session) error {
+	raw, err := json.Marshal(sess)
+	if err != nil {
+		return fmt.Errorf("encoding session %s: %w", sess.ID, err)
+	}
+	if err := w.set(sessionKey(sess.ID), raw); err != nil {
+		return err
+	}
+	if err := w.txn.Commit(); err != nil {
+		return fmt.Errorf("committing session %s: %w", sess.ID, err)
+	}
+	return nil
+}
+
+func (w *chunkedWriter) discard() { w.txn.Discard() }
+
+// badgerLogger routes Badger's messages to zap; Badger is chatty, so its info goes to debug.
+type badgerLogger struct{ l *zap.SugaredLogger }
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Errorf("badger: "+strings.TrimSpace(f), a...) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warnf("badger: "+strings.TrimSpace(f), a...) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debugf("badger: "+strings.TrimSpace(f), a...) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debugf("badger: "+strings.TrimSpace(f), a...) }

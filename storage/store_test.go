@@ -1,0 +1,286 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+func openTemp(t testing.TB) (*Store, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, dir
+}
+
+// sameMessages compares transcripts ignoring the time zone of CreatedAt (JSON round trips drop monotonic clocks).
+func sameMessages(t *testing.T, got, want []transcript.Message) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d messages; want %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if !g.CreatedAt.Equal(w.CreatedAt) {
+			t.Fatalf("message %d: created %v; want %v", i, g.CreatedAt, w.CreatedAt)
+		}
+		g.CreatedAt = w.CreatedAt
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("message %d differs:\n got  %+v\n want %+v", i, g, w)
+		}
+	}
+}
+
+func TestStore_CreateAppendReadBack(t *testing.T) {
+	s, dir := openTemp(t)
+	msgs := transcripttest.Generate(transcripttest.Default(300))
+	sess, err := s.CreateSession(Session{Title: "fix", Workspace: "/w", Instructions: []string{"be brief"}}, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, err := s.Append(sess.ID, transcript.Message{Role: transcript.RoleUser, Text: "más ☃"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added[0].ID == "" || added[0].CreatedAt.IsZero() {
+		t.Fatalf("append did not assign ID and time: %+v", added[0])
+	}
+	want := append(append([]transcript.Message{}, msgs...), added...)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	v, err := s2.Transcript(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameMessages(t, v.Messages, want)
+	if v.Session.Title != "fix" || v.Session.Workspace != "/w" || v.Session.Instructions[0] != "be brief" {
+		t.Fatalf("session record lost fields: %+v", v.Session)
+	}
+	h, err := s2.History(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameMessages(t, h, want)
+}
+
+func TestStore_ApplyRewriteKeepsOriginalsAsCompacted(t *testing.T) {
+	s, _ := openTemp(t)
+	msgs := transcripttest.Generate(transcripttest.Default(100))
+	sess, err := s.CreateSession(Session{Workspace: "/w"}, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Transcript(sess.ID)
+	reduced := v.Messages[80]
+	reduced.ID, reduced.OriginalID, reduced.Truncated, reduced.Text = "", v.Messages[80].ID, true, "cut"
+	rw := transcript.Rewrite{
+		BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), Drop: 60,
+		Insert:  []transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "checkpoint"}},
+		Replace: map[int]transcript.Message{80: reduced},
+	}
+	if _, err := s.Apply(sess.ID, rw); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Transcript(sess.ID)
+	want := rw.Apply(v.Messages)
+	if len(after.Messages) != len(want) || !after.Messages[0].Summary || after.Messages[21].Text != "cut" ||
+		after.Messages[21].OriginalID != msgs[80].ID {
+		t.Fatalf("rewrite not applied as planned: %d messages", len(after.Messages))
+	}
+	for i := 1; i < len(want); i++ {
+		if i != 21 && after.Messages[i].ID != want[i].ID {
+			t.Fatalf("kept message %d changed", i)
+		}
+	}
+	h, _ := s.History(sess.ID)
+	if len(h) != len(msgs)+2 {
+		t.Fatalf("history has %d messages; want %d (originals + checkpoint + reduced copy)", len(h), len(msgs)+2)
+	}
+	compacted := 0
+	for i, m := range h {
+		if m.Compacted {
+			compacted++
+			if i >= 60 && i != 80 {
+				t.Fatalf("kept message %d marked compacted", i)
+			}
+		}
+	}
+	if compacted != 61 {
+		t.Fatalf("%d messages marked compacted; want 61", compacted)
+	}
+	// The same plan again is stale.
+	if _, err := s.Apply(sess.ID, rw); !errors.Is(err, ErrStale) {
+		t.Fatalf("reapplying a stale rewrite: %v; want ErrStale", err)
+	}
+	// A rewrite of the new view works and compacts the old checkpoint.
+	rw2 := transcript.Rewrite{BaseEpoch: after.Session.Head.Epoch, BaseLen: len(after.Messages), Drop: 10,
+		Insert: []transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "checkpoint 2"}}}
+	if _, err := s.Apply(sess.ID, rw2); err != nil {
+		t.Fatal(err)
+	}
+	final, _ := s.Transcript(sess.ID)
+	if final.Messages[0].Text != "checkpoint 2" || len(final.Messages) != len(after.Messages)-9 {
+		t.Fatalf("second rewrite: %d messages, first %q", len(final.Messages), final.Messages[0].Text)
+	}
+}
+
+func TestStore_ApplyRejectsBadPlans(t *testing.T) {
+	s, _ := openTemp(t)
+	sess, _ := s.CreateSession(Session{}, transcripttest.Generate(transcripttest.Default(20)))
+	for name, rw := range map[string]transcript.Rewrite{
+		"drop past end":     {BaseLen: sess.Head.ViewLen, Drop: sess.Head.ViewLen + 1},
+		"replace dropped":   {BaseLen: sess.Head.ViewLen, Drop: 5, Replace: map[int]transcript.Message{2: {}}},
+		"replace past end":  {BaseLen: sess.Head.ViewLen, Replace: map[int]transcript.Message{sess.Head.ViewLen: {}}},
+		"stale base length": {BaseLen: 3},
+	} {
+		if _, err := s.Apply(sess.ID, rw); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	v, _ := s.Transcript(sess.ID)
+	if len(v.Messages) != sess.Head.ViewLen {
+		t.Fatal("a refused rewrite changed the session")
+	}
+}
+
+func TestStore_ListAndDelete(t *testing.T) {
+	s, _ := openTemp(t)
+	a, _ := s.CreateSession(Session{Workspace: "/a", Title: "a"}, nil)
+	b, _ := s.CreateSession(Session{Workspace: "/b", Title: "b"}, transcripttest.Generate(transcripttest.Default(10)))
+	c, _ := s.CreateSession(Session{Workspace: "/a", Title: "c"}, nil)
+	all, err := s.Sessions("")
+	if err != nil || len(all) != 3 {
+		t.Fatalf("list all: %d sessions, %v", len(all), err)
+	}
+	inA, _ := s.Sessions("/a")
+	if len(inA) != 2 || inA[0].ID != c.ID || inA[1].ID != a.ID {
+		t.Fatalf("sessions of /a, newest first: %+v", inA)
+	}
+	if err := s.DeleteSession(b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Transcript(b.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted session still readable: %v", err)
+	}
+	if err := s.DeleteSession(b.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleting twice: %v", err)
+	}
+	n := 0
+	_ = s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("h/" + b.ID)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	if n != 0 {
+		t.Fatalf("%d history entries left after delete", n)
+	}
+}
+
+func TestStore_RefusesNewerFormat(t *testing.T) {
+	s, dir := openTemp(t)
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(formatKey, []byte(fmt.Sprint(FormatVersion+1)))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	_, err := Open(DefaultOptions(dir))
+	if !errors.Is(err, ErrFormatTooNew) {
+		t.Fatalf("opening a newer store: %v; want ErrFormatTooNew", err)
+	}
+}
+
+func TestStore_SecondOpenIsLockedWithClearError(t *testing.T) {
+	_, dir := openTemp(t)
+	_, err := Open(DefaultOptions(dir))
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v; want ErrLocked", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{dir, fmt.Sprint(os.Getpid()), "--data-dir"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("lock error %q does not mention %q", msg, want)
+		}
+	}
+}
+
+func TestOpenDataDir_IsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenDataDir(dir, DefaultOptions(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, d := range []string{dir, s.Dir()} {
+		st, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v; want no group/other access", d, st.Mode().Perm())
+		}
+	}
+}
+
+func TestDataDir(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/x")
+	if d, _ := DataDir(""); d != "/x/alisio" {
+		t.Fatalf("XDG: %s", d)
+	}
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if d, _ := DataDir(""); d != "/home/u/.local/share/alisio" {
+		t.Fatalf("home: %s", d)
+	}
+	if d, _ := DataDir("/tmp/z"); d != "/tmp/z" {
+		t.Fatalf("override: %s", d)
+	}
+}
+
+func TestStore_LargeRewriteExceedsOneTransaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 100k messages")
+	}
+	s, _ := openTemp(t)
+	cfg := transcripttest.Default(100_000)
+	cfg.ResultChars, cfg.HugeEvery = 200, 0
+	msgs := transcripttest.Generate(cfg)
+	sess, err := s.CreateSession(Session{}, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Transcript(sess.ID)
+	rw := crashRewrite(v, 1)
+	if _, err := s.Apply(sess.ID, rw); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.Transcript(sess.ID)
+	if len(after.Messages) != len(rw.Apply(v.Messages)) {
+		t.Fatalf("got %d messages", len(after.Messages))
+	}
+}

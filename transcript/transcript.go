@@ -31,11 +31,12 @@ func (r Role) Valid() bool {
 	return false
 }
 
-// ToolCall is one call an assistant message asks for. ID and Arguments are kept byte-exact (G1).
+// ToolCall is one call an assistant message asks for. ID and Arguments (the raw JSON text the model sent)
+// are kept byte-exact (G1).
 type ToolCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // ProviderItem is an opaque item a provider attached to a message (for example encrypted reasoning of the
@@ -89,7 +90,7 @@ func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 func (m *Message) Chars() int {
 	n := utf8.RuneCountInString(m.Text) + utf8.RuneCountInString(m.Reasoning)
 	for _, c := range m.ToolCalls {
-		n += utf8.RuneCountInString(c.Name) + utf8.RuneCount(c.Arguments)
+		n += utf8.RuneCountInString(c.Name) + utf8.RuneCountInString(c.Arguments)
 	}
 	return n
 }

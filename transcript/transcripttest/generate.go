@@ -71,7 +71,7 @@ func Generate(cfg Config) []transcript.Message {
 				args, _ := json.Marshal(map[string]any{"path": files[r.IntN(len(files))], "query": sentence(r, 3)})
 				calls = append(calls, transcript.ToolCall{
 					ID: fmt.Sprintf("call_%d_%d_%d", turn, c, k), Name: []string{"read_file", "search", "run"}[r.IntN(3)],
-					Arguments: args})
+					Arguments: string(args)})
 			}
 			add(transcript.Message{Role: transcript.RoleAssistant, Text: "Let me look. " + sentence(r, 8), ToolCalls: calls})
 			for _, call := range calls {
@@ -87,7 +87,7 @@ func Generate(cfg Config) []transcript.Message {
 	}
 	if cfg.OpenCallAtEnd {
 		add(transcript.Message{Role: transcript.RoleAssistant, Text: "Running the tests.", ToolCalls: []transcript.ToolCall{
-			{ID: "call_open", Name: "run", Arguments: json.RawMessage(`{"command":"go test ./..."}`)}}})
+			{ID: "call_open", Name: "run", Arguments: `{"command":"go test ./..."}`}}})
 	}
 	return out
 }

@@ -1,0 +1,270 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+const shared = "../../../shared/transcripts"
+
+func readShared(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(shared, name))
+	if err != nil {
+		t.Fatalf("reading shared transcript (tests read ../shared/transcripts): %v", err)
+	}
+	return b
+}
+
+// rawCallIDs extracts every tool call ID of a file exactly as written, whatever its format.
+func rawCallIDs(data []byte) map[string]bool {
+	ids := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if tc, ok := x["tool_calls"].([]any); ok {
+				for _, c := range tc {
+					ids[c.(map[string]any)["id"].(string)] = true
+				}
+			}
+			if x["type"] == "tool_use" {
+				ids[x["id"].(string)] = true
+			}
+			for _, y := range x {
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var v any
+		if json.Unmarshal(line, &v) == nil {
+			walk(v)
+		}
+	}
+	var v any
+	if json.Unmarshal(data, &v) == nil {
+		walk(v)
+	}
+	return ids
+}
+
+func TestImport_RealTranscripts(t *testing.T) {
+	for _, tc := range []struct {
+		file           string
+		format         Format
+		messages       int
+		instructions   int
+		calls, pending int
+	}{
+		{"openhands-fncall-llm-message.json", OpenAI, 13, 1, 6, 0},
+		{"mini-swe-agent-deepseek-sqlfluff-1763.traj.json", OpenAI, 200, 1, 100, 1},
+		{"claude-code-5c0375b4.jsonl", Anthropic, 0, 0, 0, 0},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data := readShared(t, tc.file)
+			im, err := Import(data, Auto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if im.Format != tc.format {
+				t.Fatalf("detected %s; want %s", im.Format, tc.format)
+			}
+			if tc.messages > 0 && len(im.Messages) != tc.messages {
+				t.Errorf("got %d messages; want %d", len(im.Messages), tc.messages)
+			}
+			if len(im.Instructions) != tc.instructions {
+				t.Errorf("got %d instructions; want %d", len(im.Instructions), tc.instructions)
+			}
+			if err := transcripttest.CheckStructure(im.Messages); err != nil {
+				t.Fatal(err)
+			}
+			// Every call ID of the file survives byte-exact.
+			want := rawCallIDs(data)
+			got := map[string]bool{}
+			for _, m := range im.Messages {
+				for _, c := range m.ToolCalls {
+					got[c.ID] = true
+				}
+			}
+			if tc.format == Anthropic {
+				// Sub-agent records are skipped on purpose; their IDs are not in the main conversation.
+				for id := range got {
+					if !want[id] {
+						t.Errorf("call ID %q is not in the file", id)
+					}
+				}
+			} else if !reflect.DeepEqual(got, want) {
+				t.Errorf("call IDs differ: got %d, file has %d", len(got), len(want))
+			}
+			if tc.calls > 0 && len(got) != tc.calls {
+				t.Errorf("got %d calls; want %d", len(got), tc.calls)
+			}
+			if p := transcript.UnansweredCalls(im.Messages); len(p) != tc.pending {
+				t.Errorf("got %d uncertain calls; want %d", len(p), tc.pending)
+			}
+			roundTrip(t, im)
+		})
+	}
+}
+
+// roundTrip exports im in both formats and imports it again: the transcript must not change.
+func roundTrip(t *testing.T, im Imported) {
+	t.Helper()
+	for _, f := range []Format{OpenAI, Anthropic} {
+		var buf bytes.Buffer
+		if err := Export(&buf, im.Instructions, im.Messages, f, false); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Import(buf.Bytes(), f)
+		if err != nil {
+			t.Fatalf("re-importing the %s export: %v", f, err)
+		}
+		if !reflect.DeepEqual(strings.Join(back.Instructions, "\n\n"), strings.Join(im.Instructions, "\n\n")) {
+			t.Errorf("%s round trip changed the instructions", f)
+		}
+		if len(back.Messages) != len(im.Messages) {
+			t.Fatalf("%s round trip: %d messages; want %d", f, len(back.Messages), len(im.Messages))
+		}
+		for i := range back.Messages {
+			g, w := back.Messages[i], im.Messages[i]
+			if f == OpenAI {
+				w.IsError = false // OpenAI tool messages have no error flag
+			}
+			if f == Anthropic {
+				w.ToolName = "" // Anthropic results do not name their tool
+				for j := range w.ToolCalls {
+					w.ToolCalls[j].Arguments = string(toolInput(w.ToolCalls[j].Arguments))
+					var buf bytes.Buffer
+					if json.Compact(&buf, []byte(w.ToolCalls[j].Arguments)) == nil {
+						w.ToolCalls[j].Arguments = buf.String()
+					}
+				}
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("%s round trip changed message %d:\n got  %+v\n want %+v", f, i, g, w)
+			}
+		}
+	}
+}
+
+func TestImport_Generated(t *testing.T) {
+	msgs := transcripttest.Generate(transcripttest.Default(500))
+	for i := range msgs {
+		msgs[i].ID, msgs[i].CreatedAt = "", msgs[i].CreatedAt.AddDate(-100, 0, 0)
+		msgs[i].CreatedAt = msgs[i].CreatedAt.AddDate(100, 0, 0)
+		msgs[i].CreatedAt = msgs[i].CreatedAt.Truncate(0)
+	}
+	var buf bytes.Buffer
+	if err := Export(&buf, []string{"sys"}, msgs, OpenAI, false); err != nil {
+		t.Fatal(err)
+	}
+	im, err := Import(buf.Bytes(), Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, im)
+}
+
+func TestImport_JSONLines(t *testing.T) {
+	openai := `{"role":"user","content":"hi"}
+{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"p\": 1}"}}]}
+{"role":"tool","tool_call_id":"c1","content":"a.txt"}
+`
+	im, err := Import([]byte(openai), Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.Format != OpenAI || len(im.Messages) != 3 || im.Messages[1].ToolCalls[0].Arguments != `{"p": 1}` {
+		t.Fatalf("openai jsonl: %+v", im)
+	}
+	anthropic := `{"role":"user","content":"hi"}
+{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"sig=="},{"type":"text","text":"ok"},{"type":"tool_use","id":"toolu_1","name":"ls","input":{"p":1}}]}
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"a.txt"}]},{"type":"text","text":"thanks"}]}
+`
+	im, err = Import([]byte(anthropic), Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im.Format != Anthropic || len(im.Messages) != 4 {
+		t.Fatalf("anthropic jsonl: %+v", im)
+	}
+	a := im.Messages[1]
+	if a.Reasoning != "hmm" || a.Text != "ok" || a.ToolCalls[0].Arguments != `{"p":1}` || string(a.Items[0].Data) != `"sig=="` {
+		t.Fatalf("assistant blocks: %+v", a)
+	}
+	if im.Messages[2].Role != transcript.RoleTool || im.Messages[2].Text != "a.txt" || im.Messages[3].Text != "thanks" {
+		t.Fatalf("tool_result then text: %+v", im.Messages[2:])
+	}
+	var buf bytes.Buffer
+	_ = Export(&buf, nil, im.Messages, Anthropic, false)
+	if !strings.Contains(buf.String(), `"signature":"sig=="`) {
+		t.Fatalf("thinking signature not replayed: %s", buf.String())
+	}
+}
+
+func TestImport_Refusals(t *testing.T) {
+	for _, tc := range []struct{ name, in, where, what string }{
+		{"empty", "  ", "input", "empty"},
+		{"bad json document", "{\"messages\": [\n{\"role\": \"user\",,}]}", "line 2, column", "invalid JSON"},
+		{"bad json line", "{\"role\":\"user\",\"content\":\"a\"}\n{oops}\n", "line 2", "invalid JSON"},
+		{"unknown role", `[{"role":"user","content":"a"},{"role":"robot","content":"b"}]`, "message 1", `unknown role "robot"`},
+		{"orphan result", `{"messages":[{"role":"user","content":"a"},{"role":"tool","tool_call_id":"nope","content":"x"}]}`, "messages[1]", `call ID "nope"`},
+		{"double result", `[{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"1"},{"role":"tool","tool_call_id":"c","content":"2"}]`, "message 2", "second result"},
+		{"duplicate call id", `[{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c","type":"function","function":{"name":"g","arguments":"{}"}}]}]`, "message 0", "used twice"},
+		{"anthropic orphan", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"r"}]}` + "\n", "line 1", `"toolu_x"`},
+		{"not an object line", "[1]\n[2]\n", "", ""},
+		{"object without messages", `{"foo":1}`, "input", `without "messages"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			im, err := Import([]byte(tc.in), Auto)
+			if err == nil {
+				t.Fatalf("accepted: %+v", im)
+			}
+			var fe *Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a formats.Error", err)
+			}
+			if !strings.Contains(fe.Where, tc.where) || !strings.Contains(fe.What, tc.what) {
+				t.Fatalf("error %q; want where %q, what %q", err, tc.where, tc.what)
+			}
+		})
+	}
+}
+
+func TestExport_AuditFields(t *testing.T) {
+	msgs := []transcript.Message{
+		{ID: "a", Role: transcript.RoleUser, Summary: true, Partial: true, Text: "ckpt"},
+		{ID: "b", Role: transcript.RoleUser, Compacted: true, Text: "old"},
+		{ID: "c", Role: transcript.RoleTool, ToolCallID: "x", Truncated: true, OriginalID: "b", Text: "cut"},
+	}
+	for _, f := range []Format{OpenAI, Anthropic} {
+		var buf bytes.Buffer
+		if err := Export(&buf, nil, msgs, f, true); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Messages []struct{ Alisio alisioMeta }
+		}
+		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		a := doc.Messages
+		if len(a) != 3 || !a[0].Alisio.Summary || !a[0].Alisio.Partial || !a[1].Alisio.Compacted || !a[2].Alisio.Truncated || a[2].Alisio.OriginalID != "b" {
+			t.Fatalf("%s audit fields: %s", f, buf.String())
+		}
+	}
+}

@@ -199,7 +199,7 @@ type Rewrite struct {
 
 // Apply returns the transcript the rewrite produces from view, which must be the base view. It is the
 // reference semantics the store implements.
-func (r *Rewrite) Apply(view []Message) []Message {
+func (r Rewrite) Apply(view []Message) []Message {
 	out := make([]Message, 0, len(r.Insert)+len(view)-r.Drop)
 	out = append(out, r.Insert...)
 	for i := r.Drop; i < len(view); i++ {
@@ -208,6 +208,36 @@ func (r *Rewrite) Apply(view []Message) []Message {
 			continue
 		}
 		out = append(out, view[i])
+	}
+	return out
+}
+
+// Then returns the single rewrite equivalent to applying r and then next (planned against r's result), so
+// that a compaction and the reduction that follows it commit together. next must not replace what r inserted.
+func (r Rewrite) Then(next Rewrite) Rewrite {
+	out := Rewrite{BaseEpoch: r.BaseEpoch, BaseLen: r.BaseLen, Replace: map[int]Message{}}
+	// Messages of next's base: r.Insert, then the original positions r.Drop.. (some replaced by r).
+	origin := func(pos int) int { return pos - len(r.Insert) + r.Drop }
+	dropped := next.Drop
+	switch {
+	case dropped <= len(r.Insert):
+		out.Drop = r.Drop
+		out.Insert = append(append([]Message{}, next.Insert...), r.Insert[dropped:]...)
+	default:
+		out.Drop = origin(dropped)
+		out.Insert = append([]Message{}, next.Insert...)
+	}
+	for pos, m := range r.Replace {
+		if pos >= out.Drop {
+			out.Replace[pos] = m
+		}
+	}
+	for pos, m := range next.Replace {
+		if pos < len(r.Insert) {
+			out.Insert[len(next.Insert)+pos-dropped] = m
+			continue
+		}
+		out.Replace[origin(pos)] = m
 	}
 	return out
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+)
+
+// schemaVersion is the "v" field of every JSON line the CLI prints.
+const schemaVersion = 1
+
+// app holds the global flags and what they open.
+type app struct {
+	dataDir, configPath, logFile, logLevel string
+	jsonOut                                bool
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	log            *zap.Logger
+	cfg            config.Config
+}
+
+func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: zap.NewNop()}
+	root := &cobra.Command{
+		Use:   "alisio-lsp",
+		Short: "AI coding-agent daemon with context compaction, and its session tools",
+		Long: "alisio-lsp runs beside the editor over stdio JSON-RPC (no subcommand, or 'serve') and keeps the\n" +
+			"agent's conversation inside the model's context window by compaction. The subcommands inspect,\n" +
+			"import, export, measure and compact stored sessions.",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.setup() },
+		RunE:              func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context()) },
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	f := root.PersistentFlags()
+	f.StringVar(&a.dataDir, "data-dir", "", "data directory (default $XDG_DATA_HOME/alisio or ~/.local/share/alisio)")
+	f.StringVar(&a.configPath, "config", "", "JSON configuration file (see README, Configuration)")
+	f.BoolVar(&a.jsonOut, "json", false, `print results and events as JSON Lines, each with "v":1`)
+	f.StringVar(&a.logFile, "log-file", "", "write logs to this file (default stderr; logs never go to stdout)")
+	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.AddCommand(a.serveCommand(), a.versionCommand(), a.sessionsCommand())
+	return root
+}
+
+// setup reads the configuration and starts logging.
+func (a *app) setup() error {
+	level, err := zapcore.ParseLevel(a.logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level %q: use debug, info, warn or error", a.logLevel)
+	}
+	sink := zapcore.Lock(zapcore.AddSync(a.stderr))
+	if a.logFile != "" {
+		f, err := os.OpenFile(a.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening --log-file: %w", err)
+		}
+		sink = zapcore.Lock(f)
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	a.log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), sink, level))
+	if a.cfg, err = config.Load(a.configPath); err != nil {
+		return err
+	}
+	if a.dataDir == "" {
+		a.dataDir = a.cfg.DataDir
+	}
+	return nil
+}
+
+// openStore opens the session store of the data directory.
+func (a *app) openStore() (*storage.Store, error) {
+	dir, err := storage.DataDir(a.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	a.log.Debug("opening session store", zap.String("dataDir", dir))
+	return storage.OpenDataDir(dir, storage.DefaultOptions("").WithLogger(a.log))
+}
+
+// withStore runs fn with an open store and closes it, keeping fn's error first.
+func (a *app) withStore(fn func(*storage.Store) error) (err error) {
+	st, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(st)
+}
+
+// emit prints one JSON line with the schema version and the given type and fields.
+func (a *app) emit(typ string, fields map[string]any) error {
+	line := map[string]any{"v": schemaVersion}
+	if typ != "" {
+		line["type"] = typ
+	}
+	for k, v := range fields {
+		line[k] = v
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(line)
+}
+
+func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.stdout, format, args...) }
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if a.jsonOut {
+				return a.emit("version", map[string]any{"version": version(), "storeFormat": storage.FormatVersion})
+			}
+			a.printf("alisio-lsp %s (store format %d)\n", version(), storage.FormatVersion)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
+)
+
+func (a *app) sessionsCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "sessions", Short: "list, show, import, export and delete stored sessions"}
+	cmd.AddCommand(a.sessionsListCommand(), a.sessionsShowCommand(), a.sessionsDeleteCommand(),
+		a.sessionsImportCommand(), a.sessionsExportCommand())
+	return cmd
+}
+
+func (a *app) sessionsListCommand() *cobra.Command {
+	var workspace string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "list sessions, most recently updated first",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return a.withStore(func(st *storage.Store) error {
+				ss, err := st.Sessions(workspace)
+				if err != nil {
+					return err
+				}
+				for _, s := range ss {
+					if a.jsonOut {
+						if err := a.emit("session", sessionFields(s)); err != nil {
+							return err
+						}
+						continue
+					}
+					a.printf("%s  %s  %6d msgs  %-30s %s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"),
+						s.Head.ViewLen, clip(s.Title, 30), s.Workspace)
+				}
+				if len(ss) == 0 && !a.jsonOut {
+					a.printf("no sessions in %s (import one with: alisio-lsp sessions import FILE)\n", st.Dir())
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&workspace, "workspace", "", "only sessions of this workspace root")
+	return cmd
+}
+
+func sessionFields(s storage.Session) map[string]any {
+	return map[string]any{"id": s.ID, "title": s.Title, "workspace": s.Workspace, "model": s.Model,
+		"createdAt": s.CreatedAt, "updatedAt": s.UpdatedAt, "messages": s.Head.ViewLen}
+}
+
+func (a *app) sessionsShowCommand() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "show SESSION",
+		Short: "show a session's effective transcript (--all: the full history, compacted messages included)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.withStore(func(st *storage.Store) error {
+				v, err := st.Transcript(args[0])
+				if err != nil {
+					return err
+				}
+				msgs := v.Messages
+				if all {
+					if msgs, err = st.History(args[0]); err != nil {
+						return err
+					}
+				}
+				return a.showSession(v, msgs)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include compacted messages (the audit history)")
+	return cmd
+}
+
+func (a *app) showSession(v storage.View, msgs []transcript.Message) error {
+	chars := transcript.TotalChars(v.Messages)
+	instr := 0
+	for _, s := range v.Session.Instructions {
+		instr += utf8.RuneCountInString(s)
+	}
+	uncertain := transcript.UnansweredCalls(v.Messages)
+	if a.jsonOut {
+		f := sessionFields(v.Session)
+		f["transcriptChars"], f["instructionsChars"] = chars, instr
+		f["estimatedTokens"] = transcript.EstimateTokens(chars + instr)
+		f["uncertainCalls"] = callIDs(uncertain)
+		if err := a.emit("session", f); err != nil {
+			return err
+		}
+		for i, m := range msgs {
+			if err := a.emit("message", map[string]any{"index": i, "message": m, "chars": m.Chars()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s := v.Session
+	a.printf("session    %s\ntitle      %s\nworkspace  %s\nupdated    %s\n", s.ID, s.Title, s.Workspace, s.UpdatedAt.Local().Format(time.RFC3339))
+	a.printf("transcript %d messages, %d chars + %d chars of instructions ≈ %d tokens\n",
+		len(v.Messages), chars, instr, transcript.EstimateTokens(chars+instr))
+	if len(uncertain) > 0 {
+		a.printf("uncertain  %d tool call(s) without a result: %s (the session is not compacted until they are recovered)\n",
+			len(uncertain), strings.Join(callIDs(uncertain), ", "))
+	}
+	a.printf("\n")
+	for i, m := range msgs {
+		a.printf("%5d %-9s %-12s %7d  %s\n", i, m.Role, flags(&m), m.Chars(), preview(&m))
+	}
+	return nil
+}
+
+func callIDs(calls []transcript.ToolCall) []string {
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+func flags(m *transcript.Message) string {
+	var f []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{m.Summary, "checkpoint"}, {m.Partial, "partial"}, {m.Compacted, "compacted"}, {m.Truncated, "truncated"}} {
+		if x.on {
+			f = append(f, x.name)
+		}
+	}
+	return strings.Join(f, ",")
+}
+
+func preview(m *transcript.Message) string {
+	var b strings.Builder
+	if m.ToolCallID != "" {
+		fmt.Fprintf(&b, "[%s] ", m.ToolCallID)
+	}
+	b.WriteString(m.Text)
+	for _, c := range m.ToolCalls {
+		fmt.Fprintf(&b, " → %s(%s) [%s]", c.Name, c.Arguments, c.ID)
+	}
+	return clip(strings.Join(strings.Fields(b.String()), " "), 100)
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func (a *app) sessionsDeleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete SESSION",
+		Short: "delete a session and all its messages",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.withStore(func(st *storage.Store) error {
+				if err := st.DeleteSession(args[0]); err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return a.emit("deleted", map[string]any{"session": args[0]})
+				}
+				a.printf("deleted %s\n", args[0])
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) sessionsImportCommand() *cobra.Command {
+	var format, workspace, title string
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "create a session from an OpenAI or Anthropic transcript (FILE or - for stdin); prints its ID",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := formats.ParseFormat(format, true)
+			if err != nil {
+				return fmt.Errorf("--format: %w", err)
+			}
+			data, err := a.readInput(args[0])
+			if err != nil {
+				return err
+			}
+			im, err := formats.Import(data, f)
+			if err != nil {
+				return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", args[0], err)
+			}
+			if workspace == "" {
+				workspace, _ = os.Getwd()
+			}
+			if title == "" {
+				title = filepath.Base(args[0])
+			}
+			return a.withStore(func(st *storage.Store) error {
+				sess, err := st.CreateSession(storage.Session{Title: title, Workspace: workspace, Instructions: im.Instructions}, im.Messages)
+				if err != nil {
+					return err
+				}
+				for _, s := range im.Skipped {
+					fmt.Fprintf(a.stderr, "alisio-lsp: skipped %s\n", s)
+				}
+				if n := len(transcript.UnansweredCalls(im.Messages)); n > 0 {
+					fmt.Fprintf(a.stderr, "alisio-lsp: %d tool call(s) have no result and are uncertain; recover them before compacting\n", n)
+				}
+				if a.jsonOut {
+					return a.emit("", map[string]any{"session": sess.ID, "messages": len(im.Messages)})
+				}
+				a.printf("%s\n", sess.ID)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "auto", "input format: auto, openai or anthropic")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace root the session belongs to (default: current directory)")
+	cmd.Flags().StringVar(&title, "title", "", "session title (default: the file name)")
+	return cmd
+}
+
+func (a *app) readInput(name string) ([]byte, error) {
+	if name == "-" {
+		b, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return nil, fmt.Errorf("reading stdin: %w", err)
+		}
+		return b, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading transcript: %w", err)
+	}
+	return b, nil
+}
+
+func (a *app) sessionsExportCommand() *cobra.Command {
+	var format string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "export SESSION",
+		Short: "print what the model would receive next as {\"messages\":[...]} (--all: the full history with flags)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := formats.ParseFormat(format, false)
+			if err != nil {
+				return fmt.Errorf("--format: %w", err)
+			}
+			return a.withStore(func(st *storage.Store) error {
+				v, err := st.Transcript(args[0])
+				if err != nil {
+					return err
+				}
+				msgs := v.Messages
+				if all {
+					if msgs, err = st.History(args[0]); err != nil {
+						return err
+					}
+				}
+				return formats.Export(a.stdout, v.Session.Instructions, msgs, f, all)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "openai", "output format: openai or anthropic")
+	cmd.Flags().BoolVar(&all, "all", false, "export the full history, each message with an \"alisio\" field of flags")
+	return cmd
+}

@@ -1,0 +1,206 @@
+// Package config holds alisio's settings (SPEC §10): defaults, layered decoding (defaults ← config file ←
+// editor settings), and validation whose errors name the field, the value and the allowed range.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	Compaction  Compaction         `json:"compaction"`
+	Limits      Limits             `json:"limits"`
+	PluginHooks PluginHooks        `json:"pluginHooks"`
+	Provider    Provider           `json:"provider"`
+	Profiles    map[string]Profile `json:"profiles,omitempty"`
+	// Profile names the active entry of Profiles; its provider settings override Provider.
+	Profile string `json:"profile,omitempty"`
+	// DataDir overrides the per-user data directory (alisio.dataDir).
+	DataDir string `json:"dataDir,omitempty"`
+}
+
+// Compaction configures when and how the conversation is compacted.
+type Compaction struct {
+	// Auto enables automatic compaction before model calls (A4). Default true.
+	Auto bool `json:"auto"`
+	// Threshold is the fraction of the window or of maxContextChars that triggers compaction. 0.1–0.99, default 0.85.
+	Threshold float64 `json:"threshold"`
+	// KeepTurns is how many recent turns are kept verbatim. 0–20, default 2.
+	KeepTurns int `json:"keepTurns"`
+	// MaxOutputTokens is the summarizer's own output budget (P1). Default 16000.
+	MaxOutputTokens int `json:"maxOutputTokens"`
+}
+
+// Limits are the hard budgets of a session.
+type Limits struct {
+	// MaxContextChars is the character budget of instructions + transcript (A3, H1). Default 800000.
+	MaxContextChars int `json:"maxContextChars"`
+	// MaxOutputTokens is the agent loop's output budget per model call. Default 4096.
+	MaxOutputTokens int `json:"maxOutputTokens"`
+	// MaxTokens caps a session's total tokens; 0 means no cap.
+	MaxTokens int `json:"maxTokens"`
+}
+
+// PluginHooks configures compaction hooks.
+type PluginHooks struct {
+	// TimeoutMs bounds each hook. Default 5000.
+	TimeoutMs int `json:"timeoutMs"`
+}
+
+// Provider says which model to talk to.
+type Provider struct {
+	// Kind is "openai" (any OpenAI-compatible server) or "anthropic". Empty: no provider (offline summarizer).
+	Kind    string `json:"kind,omitempty"`
+	BaseURL string `json:"baseURL,omitempty"`
+	Model   string `json:"model,omitempty"`
+	// APIKeyEnv names the environment variable that holds the API key; the key itself is never stored.
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	// ContextWindow in tokens; 0 means discover it.
+	ContextWindow int `json:"contextWindow,omitempty"`
+	// Responses selects the OpenAI Responses API.
+	Responses bool `json:"responses,omitempty"`
+}
+
+// Profile is a named provider setup.
+type Profile struct {
+	Provider
+	Values ProfileValues `json:"values,omitempty"`
+}
+
+// ProfileValues are per-profile facts about the model.
+type ProfileValues struct {
+	ContextWindow int `json:"contextWindow,omitempty"`
+}
+
+// Default returns the configuration used when nothing is set.
+func Default() Config {
+	return Config{
+		Compaction:  Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000},
+		Limits:      Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096},
+		PluginHooks: PluginHooks{TimeoutMs: 5000},
+	}
+}
+
+// FieldError is a rejected setting.
+type FieldError struct {
+	Field string
+	Value any
+	Want  string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("invalid setting %s: %v (allowed: %s)", e.Field, e.Value, e.Want)
+}
+
+// Overlay decodes the JSON object raw over base: fields present in raw replace base's, others stay. Unknown
+// fields are refused. The result is validated; on error base is returned unchanged with the error.
+func Overlay(base Config, raw []byte, source string) (Config, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return base, nil
+	}
+	next := base.clone()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&next); err != nil {
+		return base, fmt.Errorf("%s: %w", source, explainDecode(err))
+	}
+	if err := next.Validate(); err != nil {
+		return base, fmt.Errorf("%s: %w", source, err)
+	}
+	return next, nil
+}
+
+func (c Config) clone() Config {
+	if c.Profiles != nil {
+		p := make(map[string]Profile, len(c.Profiles))
+		for k, v := range c.Profiles {
+			p[k] = v
+		}
+		c.Profiles = p
+	}
+	return c
+}
+
+func explainDecode(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return &FieldError{Field: te.Field, Value: te.Value, Want: "a " + te.Type.String()}
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("unknown setting %s (see the configuration reference in the README)", msg)
+	}
+	return err
+}
+
+// Load reads the config file at path (if path is not empty) over the defaults.
+func Load(path string) (Config, error) {
+	c := Default()
+	if path == "" {
+		return c, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("reading config file: %w", err)
+	}
+	return Overlay(c, raw, path)
+}
+
+// Validate checks every range of SPEC §10.
+func (c *Config) Validate() error {
+	var errs []error
+	check := func(ok bool, field string, v any, want string) {
+		if !ok {
+			errs = append(errs, &FieldError{Field: field, Value: v, Want: want})
+		}
+	}
+	t := c.Compaction.Threshold
+	check(t >= 0.1 && t <= 0.99, "compaction.threshold", t, "0.1–0.99")
+	check(c.Compaction.KeepTurns >= 0 && c.Compaction.KeepTurns <= 20, "compaction.keepTurns", c.Compaction.KeepTurns, "0–20")
+	check(c.Compaction.MaxOutputTokens >= 256 && c.Compaction.MaxOutputTokens <= 1_000_000, "compaction.maxOutputTokens", c.Compaction.MaxOutputTokens, "256–1000000")
+	check(c.Limits.MaxContextChars >= 4000 && c.Limits.MaxContextChars <= 100_000_000, "limits.maxContextChars", c.Limits.MaxContextChars, "4000–100000000")
+	check(c.Limits.MaxOutputTokens >= 1 && c.Limits.MaxOutputTokens <= 1_000_000, "limits.maxOutputTokens", c.Limits.MaxOutputTokens, "1–1000000")
+	check(c.Limits.MaxTokens >= 0, "limits.maxTokens", c.Limits.MaxTokens, "0 (no cap) or more")
+	check(c.PluginHooks.TimeoutMs >= 1 && c.PluginHooks.TimeoutMs <= 600_000, "pluginHooks.timeoutMs", c.PluginHooks.TimeoutMs, "1–600000")
+	check(c.Provider.ContextWindow >= 0, "provider.contextWindow", c.Provider.ContextWindow, "0 (discover) or more")
+	check(validKind(c.Provider.Kind), "provider.kind", quote(c.Provider.Kind), `"openai" or "anthropic"`)
+	for name, p := range c.Profiles {
+		check(validKind(p.Kind), "profiles."+name+".kind", quote(p.Kind), `"openai" or "anthropic"`)
+		check(p.Values.ContextWindow >= 0, "profiles."+name+".values.contextWindow", p.Values.ContextWindow, "0 or more")
+	}
+	if c.Profile != "" {
+		_, ok := c.Profiles[c.Profile]
+		check(ok, "profile", quote(c.Profile), "the name of an entry of profiles")
+	}
+	return errors.Join(errs...)
+}
+
+func validKind(k string) bool { return k == "" || k == "openai" || k == "anthropic" }
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// ActiveProvider is the provider in force: the active profile's when one is selected, else Provider. The
+// returned window source says where ContextWindow came from ("config", "profile" or "" when unknown).
+func (c *Config) ActiveProvider() (p Provider, windowSource string) {
+	p = c.Provider
+	if prof, ok := c.Profiles[c.Profile]; ok && c.Profile != "" {
+		win := p.ContextWindow
+		p = prof.Provider
+		if win > 0 {
+			p.ContextWindow = win
+		}
+		if p.ContextWindow == 0 && prof.Values.ContextWindow > 0 {
+			p.ContextWindow = prof.Values.ContextWindow
+			return p, "profile"
+		}
+	}
+	if p.ContextWindow > 0 {
+		return p, "config"
+	}
+	return p, ""
+}

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Compaction.Auto || c.Compaction.Threshold != 0.85 || c.Compaction.KeepTurns != 2 ||
+		c.Compaction.MaxOutputTokens != 16000 || c.Limits.MaxContextChars != 800000 || c.Limits.MaxOutputTokens != 4096 {
+		t.Fatalf("defaults differ from SPEC §10: %+v", c)
+	}
+}
+
+func TestOverlay_RejectsAndKeepsPrevious(t *testing.T) {
+	base := Default()
+	for _, tc := range []struct{ raw, want []string }{
+		{[]string{`{"compaction":{"threshold":1.5}}`}, []string{"compaction.threshold", "1.5", "0.1–0.99"}},
+		{[]string{`{"compaction":{"threshold":0.05}}`}, []string{"compaction.threshold", "0.05"}},
+		{[]string{`{"compaction":{"keepTurns":21}}`}, []string{"compaction.keepTurns", "21", "0–20"}},
+		{[]string{`{"compaction":{"keepTurns":-1}}`}, []string{"compaction.keepTurns", "-1"}},
+		{[]string{`{"limits":{"maxContextChars":10}}`}, []string{"limits.maxContextChars", "10", "4000"}},
+		{[]string{`{"compaction":{"treshold":0.5}}`}, []string{"unknown setting", `"treshold"`}},
+		{[]string{`{"compaction":{"threshold":"high"}}`}, []string{"compaction.threshold", "string"}},
+		{[]string{`{"provider":{"kind":"gemini"}}`}, []string{"provider.kind", `"gemini"`}},
+		{[]string{`{"profile":"work"}`}, []string{"profile", `"work"`}},
+	} {
+		got, err := Overlay(base, []byte(tc.raw[0]), "settings")
+		if err == nil {
+			t.Errorf("%s accepted", tc.raw[0])
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not mention %q", tc.raw[0], err, w)
+			}
+		}
+		if got.Compaction != base.Compaction || got.Limits != base.Limits {
+			t.Errorf("%s: a rejected overlay changed the configuration", tc.raw[0])
+		}
+	}
+}
+
+func TestOverlay_Layers(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "alisio.json")
+	if err := os.WriteFile(file, []byte(`{"compaction":{"keepTurns":4},"limits":{"maxContextChars":100000}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = Overlay(c, []byte(`{"limits":{"maxContextChars":50000},"compaction":{"auto":false}}`), "editor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Compaction.KeepTurns != 4 || c.Limits.MaxContextChars != 50000 || c.Compaction.Auto || c.Compaction.Threshold != 0.85 {
+		t.Fatalf("layers not merged: %+v", c)
+	}
+}
+
+func TestActiveProvider_WindowSource(t *testing.T) {
+	c := Default()
+	if _, src := c.ActiveProvider(); src != "" {
+		t.Fatalf("no window: source %q", src)
+	}
+	c, err := Overlay(c, []byte(`{"profile":"local","profiles":{"local":{"kind":"openai","model":"qwen","values":{"contextWindow":32768}}}}`), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, src := c.ActiveProvider()
+	if p.Model != "qwen" || p.ContextWindow != 32768 || src != "profile" {
+		t.Fatalf("profile window: %+v %q", p, src)
+	}
+	c.Provider.ContextWindow = 8192
+	if p, src := c.ActiveProvider(); p.ContextWindow != 8192 || src != "config" {
+		t.Fatalf("provider.contextWindow wins: %+v %q", p, src)
+	}
+}

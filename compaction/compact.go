@@ -1,0 +1,202 @@
+// Package compaction decides when a session's transcript must be compacted or reduced and computes the
+// result, without touching disk or network: the summarizer is an interface, and the output is a
+// transcript.Rewrite that the store applies atomically.
+//
+// The entry points are Decide (the triggers, O(1) per model call), Compact (one compaction: boundary,
+// summarizer calls, partial salvage, checkpoint) and Prepare (everything that runs before a model call:
+// triggers, compaction, reduction, last resort, and the F1 error).
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// Errors that stop a compaction.
+var (
+	// ErrNothingToSummarize: there is no safe boundary that would summarize anything (compaction_skipped).
+	ErrNothingToSummarize = errors.New("not enough history to compact: no safe boundary before the kept turns")
+	// ErrUncertainCalls: the session has tool calls with an unknown outcome (G3); see UncertainError.
+	ErrUncertainCalls = errors.New("session has uncertain tool calls")
+	errNothingUsable  = errors.New("nothing usable")
+)
+
+// UncertainError lists the uncertain calls that block a compaction (G3).
+type UncertainError struct{ CallIDs []string }
+
+func (e *UncertainError) Error() string {
+	return fmt.Sprintf("the session has %d tool call(s) whose outcome is unknown (%s); it is not compacted until they are recovered: alisio-lsp sessions recover SESSION --acknowledge (or alisio/recover)",
+		len(e.CallIDs), strings.Join(e.CallIDs, ", "))
+}
+
+// Unwrap lets errors.Is match ErrUncertainCalls.
+func (e *UncertainError) Unwrap() error { return ErrUncertainCalls }
+
+// Input is the state a compaction works on.
+type Input struct {
+	// View is the effective transcript and BaseEpoch its store epoch (copied into the Rewrite).
+	View      []transcript.Message
+	BaseEpoch uint64
+	// InstructionsChars and ToolsChars size the fixed parts of every request.
+	InstructionsChars int
+	ToolsChars        int
+}
+
+// Options tune one compaction.
+type Options struct {
+	KeepTurns int
+	// MaxOutputTokens is the summarizer's output budget (compaction.maxOutputTokens).
+	MaxOutputTokens int
+	// InputChars bounds the prompt of one summarizer call; a larger span is summarized in chunks (0: no bound).
+	InputChars int
+	Focus      string
+	Reason     Reason
+	Rule       Rule
+}
+
+// Result is a completed compaction.
+type Result struct {
+	Rewrite    transcript.Rewrite
+	Checkpoint Checkpoint
+	// View is the transcript after the rewrite.
+	View  []transcript.Message
+	Event Event
+}
+
+// Compact summarizes the older part of in.View into one checkpoint (C1, C2), keeping recent turns verbatim (G2)
+// and never separating a call from its result (G1). It emits compaction_started and then compaction_completed,
+// compaction_skipped or compaction_failed.
+func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emitter) (Result, error) {
+	start := time.Now()
+	before := in.InstructionsChars + transcript.TotalChars(in.View)
+	if calls := transcript.UnansweredCalls(in.View); len(calls) > 0 {
+		err := &UncertainError{}
+		for _, c := range calls {
+			err.CallIDs = append(err.CallIDs, c.ID)
+		}
+		emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, UncertainCalls: err.CallIDs, Message: err.Error()})
+		return Result{}, err
+	}
+	span, ok := FindSpan(in.View, opts.KeepTurns)
+	if !ok {
+		emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, Message: ErrNothingToSummarize.Error()})
+		return Result{}, ErrNothingToSummarize
+	}
+	emit.emit(Event{Type: EventStarted, Reason: opts.Reason, Rule: opts.Rule, BeforeChars: before,
+		BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars), SpanMessages: span.End})
+
+	fail := func(err error) (Result, error) {
+		emit.emit(Event{Type: EventFailed, Reason: opts.Reason, Message: err.Error(), Error: err.Error(),
+			DurationMs: time.Since(start).Milliseconds()})
+		return Result{}, err
+	}
+	cp, stats, err := summarize(ctx, in.View[:span.End], opts, s)
+	if err != nil {
+		return fail(err)
+	}
+	text := cp.Render()
+	ckpt := transcript.Message{Role: transcript.RoleUser, Summary: true, Partial: cp.Partial, Text: text,
+		Structured: cp.structured()}
+	rw := transcript.Rewrite{BaseEpoch: in.BaseEpoch, BaseLen: len(in.View), Drop: span.End,
+		Insert: []transcript.Message{ckpt}}
+	after := rw.Apply(in.View)
+	afterChars := in.InstructionsChars + transcript.TotalChars(after)
+	ev := Event{Type: EventCompleted, Reason: opts.Reason, Rule: opts.Rule,
+		BeforeChars: before, BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars),
+		AfterChars: afterChars, AfterTokens: transcript.EstimateTokens(afterChars + in.ToolsChars),
+		SpanMessages: span.End, SpanChars: transcript.TotalChars(in.View[:span.End]),
+		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
+		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "",
+		DurationMs: time.Since(start).Milliseconds()}
+	if cp.Partial {
+		ev.Message = "The checkpoint is partial: the summarizer's output budget cut it. Raise compaction.maxOutputTokens (now " +
+			fmt.Sprint(opts.MaxOutputTokens) + ") for complete checkpoints."
+	}
+	emit.emit(ev)
+	return Result{Rewrite: rw, Checkpoint: cp, View: after, Event: ev}, nil
+}
+
+type summaryStats struct {
+	chunks    int
+	recovered []string
+}
+
+// summarize turns span into a checkpoint, in chunks when it does not fit one summarizer call (oldest first,
+// each chunk updating the running checkpoint), asking once more for fields a cut reply lost.
+func summarize(ctx context.Context, span []transcript.Message, opts Options, s Summarizer) (Checkpoint, summaryStats, error) {
+	var stats summaryStats
+	var prev *Checkpoint
+	if len(span) > 0 && span[0].Summary {
+		if cp, err := ParseStructured(span[0].Structured); err == nil {
+			prev, span = &cp, span[1:]
+		}
+	}
+	chunks, err := chunk(span, opts)
+	if err != nil {
+		return Checkpoint{}, stats, err
+	}
+	var cp Checkpoint
+	for _, c := range chunks {
+		stats.chunks++
+		req := buildRequest(c, prev, opts.Focus, opts.MaxOutputTokens, nil)
+		reply, err := s.Summarize(ctx, req)
+		if err != nil {
+			return Checkpoint{}, stats, fmt.Errorf("summarizer: %w", err)
+		}
+		cp, err = parseReply(reply.Text, reply.Truncated)
+		if errors.Is(err, errNothingUsable) {
+			if reply.Truncated {
+				return Checkpoint{}, stats, fmt.Errorf("the summary was cut by the output budget before anything usable was written; raise compaction.maxOutputTokens (now %d) and compact again", opts.MaxOutputTokens)
+			}
+			return Checkpoint{}, stats, errors.New("the summarizer returned an empty reply")
+		}
+		if err != nil {
+			return Checkpoint{}, stats, err
+		}
+		if cp.Text == "" && len(cp.Missing) > 0 {
+			follow := buildRequest(c, prev, opts.Focus, opts.MaxOutputTokens, cp.Missing)
+			if r2, err := s.Summarize(ctx, follow); err == nil {
+				if cp2, err := parseReply(r2.Text, r2.Truncated); err == nil && cp2.Text == "" {
+					stats.recovered = append(stats.recovered, cp.merge(cp2, cp.Missing)...)
+				}
+			}
+			cp.Partial = cp.Partial || reply.Truncated
+		}
+		prev = &cp
+	}
+	return cp, stats, nil
+}
+
+// chunk splits span into pieces whose rendered prompt fits opts.InputChars (one piece when it is 0).
+func chunk(span []transcript.Message, opts Options) ([][]transcript.Message, error) {
+	if opts.InputChars <= 0 {
+		return [][]transcript.Message{span}, nil
+	}
+	// Room for the instructions, the running checkpoint (at most the output budget) and the framing.
+	overhead := utf8.RuneCountInString(summarizerSystem) + opts.MaxOutputTokens*4 + 1000
+	room := opts.InputChars - overhead
+	if room < 4000 {
+		return nil, fmt.Errorf("the summarizer's window (%d chars of input) is too small for one chunk of history after its %d-token output budget; lower compaction.maxOutputTokens or use a model with a larger window",
+			opts.InputChars, opts.MaxOutputTokens)
+	}
+	var out [][]transcript.Message
+	startIdx, size := 0, 0
+	for i := range span {
+		n := renderedSize(&span[i])
+		if size+n > room && i > startIdx {
+			out = append(out, span[startIdx:i])
+			startIdx, size = i, 0
+		}
+		size += n
+	}
+	if startIdx < len(span) || len(out) == 0 {
+		out = append(out, span[startIdx:])
+	}
+	return out, nil
+}

@@ -1,0 +1,60 @@
+package compaction
+
+// Event types of SPEC §9.
+const (
+	EventStarted    = "compaction_started"
+	EventCompleted  = "compaction_completed"
+	EventSkipped    = "compaction_skipped"
+	EventFailed     = "compaction_failed"
+	EventReduced    = "context_reduced"
+	EventHookFailed = "plugin_hook_failed"
+)
+
+// Reason says why a compaction runs.
+type Reason string
+
+// Compaction reasons.
+const (
+	ReasonManual Reason = "manual"
+	ReasonAuto   Reason = "auto"
+	ReasonBudget Reason = "budget"
+)
+
+// Event is one notification of SPEC §9. Zero fields are omitted on the wire.
+type Event struct {
+	Type   string `json:"type"`
+	Reason Reason `json:"reason,omitempty"`
+	Rule   Rule   `json:"rule,omitempty"`
+
+	BeforeChars  int `json:"beforeChars,omitempty"`
+	BeforeTokens int `json:"beforeTokens,omitempty"`
+	AfterChars   int `json:"afterChars,omitempty"`
+	AfterTokens  int `json:"afterTokens,omitempty"`
+	// SpanMessages and SpanChars size the summarized span; CheckpointChars the checkpoint written.
+	SpanMessages    int `json:"spanMessages,omitempty"`
+	SpanChars       int `json:"spanChars,omitempty"`
+	CheckpointChars int `json:"checkpointChars,omitempty"`
+	// Chunks is the number of summarizer calls a span too large for one call took.
+	Chunks  int  `json:"chunks,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// MissingFields are checkpoint fields a cut summary lacks; RecoveredFields those the follow-up call supplied.
+	MissingFields   []string `json:"missingFields,omitempty"`
+	RecoveredFields []string `json:"recoveredFields,omitempty"`
+	TextOnly        bool     `json:"textOnly,omitempty"`
+	// Messages is how many messages a reduction cut (R6).
+	Messages       int      `json:"messages,omitempty"`
+	UncertainCalls []string `json:"uncertainCalls,omitempty"`
+	DurationMs     int64    `json:"durationMs,omitempty"`
+	// Message is a sentence for the user; Error the underlying error when something failed.
+	Message string `json:"message,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Emitter receives events as they happen.
+type Emitter func(Event)
+
+func (e Emitter) emit(ev Event) {
+	if e != nil {
+		e(ev)
+	}
+}

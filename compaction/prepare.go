@@ -1,0 +1,131 @@
+package compaction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// Guard carries what Prepare must remember between model calls.
+type Guard struct {
+	// LastResortUsed is set once the budget compaction of L1 ran in this turn; reset it at each user prompt.
+	LastResortUsed bool
+	// quietUntil suppresses automatic compaction after one that did not lower the size meaningfully, until
+	// the reducible size grows past it (no compaction loops).
+	quietUntil int
+}
+
+// NewTurn resets the per-turn state.
+func (g *Guard) NewTurn() { g.LastResortUsed = false }
+
+// ineffectiveRatio: an automatic compaction that leaves more than this share of the size did not help.
+const ineffectiveRatio = 0.9
+
+// BudgetError is the F1 failure: the transcript cannot be brought under the hard limit.
+type BudgetError struct {
+	Chars, Limit int
+	// Compaction says what compaction did: "ran but could not reduce it enough", "was skipped because there
+	// is no safe boundary to summarize", "failed (<error>)" or "is disabled".
+	Compaction string
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit %d). Automatic compaction %s. "+
+		"To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers.",
+		e.Chars, e.Limit, e.Compaction)
+}
+
+// The F1 variants.
+const (
+	CompactionRanNotEnough = "ran but could not reduce it enough"
+	CompactionNoBoundary   = "was skipped because there is no safe boundary to summarize"
+	CompactionDisabled     = "is disabled"
+)
+
+// Prepared is what Prepare decided before a model call.
+type Prepared struct {
+	// Decision is the trigger evaluation on the transcript as it was.
+	Decision Decision
+	// Rewrite, when Changed, is the one atomic change to persist (compaction and reduction composed).
+	Rewrite transcript.Rewrite
+	Changed bool
+	// View is the transcript to send (after the rewrite).
+	View []transcript.Message
+	// Compactions are the completed compactions, in order.
+	Compactions []Result
+}
+
+// Prepare runs everything SPEC §3–4 asks before a model call: the triggers (A1–A5), an automatic compaction,
+// the hard limit with in-place reduction (H1, R1–R6), the last-resort budget compaction (L1), and the F1 error.
+// On F1 it returns the BudgetError together with a Prepared whose Rewrite (the reduction) must still be
+// persisted. opts carries the summarizer settings (InputChars, Focus is ignored).
+func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Options, s Summarizer, g *Guard, emit Emitter) (Prepared, error) {
+	sizes := Sizes{Instructions: in.InstructionsChars, Transcript: transcript.TotalChars(in.View), Tools: in.ToolsChars}
+	p := Prepared{Decision: Decide(sizes, b), View: in.View}
+	p.Rewrite = transcript.Rewrite{BaseEpoch: in.BaseEpoch, BaseLen: len(in.View), Replace: map[int]transcript.Message{}}
+	opts.KeepTurns, opts.MaxOutputTokens, opts.Focus = cfg.Compaction.KeepTurns, cfg.Compaction.MaxOutputTokens, ""
+
+	compactionNote := CompactionDisabled
+	compact := func(reason Reason, rule Rule) {
+		opts.Reason, opts.Rule = reason, rule
+		cur := Input{View: p.View, InstructionsChars: in.InstructionsChars, ToolsChars: in.ToolsChars}
+		res, err := Compact(ctx, cur, opts, s, emit)
+		switch {
+		case errors.Is(err, ErrNothingToSummarize):
+			compactionNote = CompactionNoBoundary
+		case err != nil:
+			compactionNote = "failed (" + err.Error() + ")"
+		default:
+			compactionNote = CompactionRanNotEnough
+			p.apply(res.Rewrite)
+			p.Compactions = append(p.Compactions, res)
+			if float64(res.Event.AfterChars) > ineffectiveRatio*float64(res.Event.BeforeChars) {
+				g.quietUntil = res.Event.AfterChars + res.Event.AfterChars/10
+			} else {
+				g.quietUntil = 0
+			}
+		}
+	}
+	if cfg.Compaction.Auto {
+		compactionNote = CompactionNoBoundary
+		if p.Decision.Compact && sizes.Reducible() > g.quietUntil {
+			compact(ReasonAuto, p.Decision.Rule)
+		}
+	}
+
+	target := ReductionTarget(b.MaxContextChars, in.InstructionsChars)
+	reduce := func() bool {
+		chars := transcript.TotalChars(p.View)
+		if in.InstructionsChars+chars <= b.MaxContextChars {
+			return true
+		}
+		red := Reduce(p.View, target)
+		if len(red.Replace) > 0 {
+			p.apply(transcript.Rewrite{BaseLen: len(p.View), Replace: red.Replace})
+			emit.emit(Event{Type: EventReduced, Messages: len(red.Replace), BeforeChars: in.InstructionsChars + chars,
+				AfterChars: in.InstructionsChars + red.Chars})
+		}
+		return in.InstructionsChars+red.Chars <= b.MaxContextChars
+	}
+	if reduce() {
+		return p, nil
+	}
+	if cfg.Compaction.Auto && !g.LastResortUsed {
+		g.LastResortUsed = true
+		compact(ReasonBudget, RuleNone)
+		if reduce() {
+			return p, nil
+		}
+	}
+	return p, &BudgetError{Chars: in.InstructionsChars + transcript.TotalChars(p.View), Limit: b.MaxContextChars, Compaction: compactionNote}
+}
+
+// apply records rw (planned against p.View) into the composed rewrite and the current view.
+func (p *Prepared) apply(rw transcript.Rewrite) {
+	p.Rewrite = p.Rewrite.Then(rw)
+	p.View = rw.Apply(p.View)
+	p.Changed = true
+}

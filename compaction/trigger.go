@@ -1,0 +1,130 @@
+package compaction
+
+import (
+	"math"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// MaxTrustedWindow is the largest declared context window taken at face value (A2), in tokens.
+const MaxTrustedWindow = 2_000_000
+
+// Rule names what fired a compaction.
+type Rule string
+
+// The trigger rules of SPEC §3.
+const (
+	RuleNone    Rule = ""
+	RuleWindow  Rule = "window"  // A1/A2: the full request reached threshold × window
+	RuleReserve Rule = "reserve" // A1: the request plus the reply budget no longer fits the window
+	RuleChars   Rule = "chars"   // A3: instructions + transcript reached threshold × maxContextChars
+)
+
+// Budget is what the triggers measure against.
+type Budget struct {
+	Threshold       float64
+	MaxContextChars int
+	MaxOutputTokens int
+	// Window is the model's context window in tokens (0: unknown) and WindowSource where it came from.
+	Window       int
+	WindowSource string
+}
+
+// EffectiveWindow is the window the window rule uses: the known window up to MaxTrustedWindow, else
+// maxContextChars/4 tokens (A2). The second result names its source.
+func (b Budget) EffectiveWindow() (int, string) {
+	if b.Window > 0 && b.Window <= MaxTrustedWindow {
+		src := b.WindowSource
+		if src == "" {
+			src = "config"
+		}
+		return b.Window, src
+	}
+	if b.Window > MaxTrustedWindow {
+		return b.MaxContextChars / 4, "maxContextChars (declared window over 2,000,000 tokens ignored)"
+	}
+	return b.MaxContextChars / 4, "maxContextChars"
+}
+
+// Sizes are the character counts of a request's three parts.
+type Sizes struct {
+	Instructions int
+	Transcript   int
+	Tools        int
+}
+
+// Reducible is what the hard limit counts: instructions + transcript, never the tool catalog (TC1).
+func (s Sizes) Reducible() int { return s.Instructions + s.Transcript }
+
+// Request is the full request: instructions + transcript + tool catalog.
+func (s Sizes) Request() int { return s.Reducible() + s.Tools }
+
+// Decision is the outcome of the triggers for one model call, with the numbers behind it.
+type Decision struct {
+	Compact bool
+	Rule    Rule
+	// RequestTokens is the estimated tokens of the full request; Window and WindowSource the window used.
+	RequestTokens int
+	Window        int
+	WindowSource  string
+	// WindowFraction and CharsFraction are how far each rule is toward its threshold (1.0 = fires).
+	WindowFraction float64
+	CharsFraction  float64
+	// OverHardLimit reports that instructions + transcript exceed maxContextChars (H1).
+	OverHardLimit bool
+}
+
+// Decide evaluates the triggers of SPEC §3 in O(1) from running sizes.
+func Decide(s Sizes, b Budget) Decision {
+	win, src := b.EffectiveWindow()
+	d := Decision{RequestTokens: transcript.EstimateTokens(s.Request()), Window: win, WindowSource: src}
+	windowLimit := b.Threshold * float64(win)
+	charsLimit := b.Threshold * float64(b.MaxContextChars)
+	d.WindowFraction = ratio(float64(d.RequestTokens), windowLimit)
+	d.CharsFraction = ratio(float64(s.Reducible()), charsLimit)
+	d.OverHardLimit = s.Reducible() > b.MaxContextChars
+	switch {
+	case d.WindowFraction >= 1:
+		d.Compact, d.Rule = true, RuleWindow
+	case d.RequestTokens+b.MaxOutputTokens > win:
+		d.Compact, d.Rule = true, RuleReserve
+	case d.CharsFraction >= 1:
+		d.Compact, d.Rule = true, RuleChars
+	}
+	return d
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return math.Inf(1)
+	}
+	return a / b
+}
+
+// Meter keeps the running character count of a transcript so that each new message costs O(1).
+type Meter struct {
+	chars int
+	count int
+}
+
+// NewMeter measures msgs once.
+func NewMeter(msgs []transcript.Message) *Meter {
+	return &Meter{chars: transcript.TotalChars(msgs), count: len(msgs)}
+}
+
+// Add accounts for appended messages.
+func (m *Meter) Add(msgs ...transcript.Message) {
+	for i := range msgs {
+		m.chars += msgs[i].Chars()
+	}
+	m.count += len(msgs)
+}
+
+// Reset replaces the measurement after a rewrite.
+func (m *Meter) Reset(msgs []transcript.Message) { *m = *NewMeter(msgs) }
+
+// Chars is the transcript's character count; Len its message count.
+func (m *Meter) Chars() int { return m.chars }
+
+// Len is the number of messages measured.
+func (m *Meter) Len() int { return m.count }

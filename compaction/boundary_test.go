@@ -1,6 +1,7 @@
 package compaction_test
 
 import (
+	"fmt"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -10,16 +11,23 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
-func user(t string) transcript.Message { return transcript.Message{Role: transcript.RoleUser, Text: t} }
+var helperIDs int
+
+func nextID() string { helperIDs++; return fmt.Sprint("h", helperIDs) }
+
+func user(t string) transcript.Message {
+	return transcript.Message{ID: nextID(), Role: transcript.RoleUser, Text: t}
+}
+
 func asst(t string, calls ...string) transcript.Message {
-	m := transcript.Message{Role: transcript.RoleAssistant, Text: t}
+	m := transcript.Message{ID: nextID(), Role: transcript.RoleAssistant, Text: t}
 	for _, c := range calls {
 		m.ToolCalls = append(m.ToolCalls, transcript.ToolCall{ID: c, Name: "f", Arguments: "{}"})
 	}
 	return m
 }
 func result(c, t string) transcript.Message {
-	return transcript.Message{Role: transcript.RoleTool, ToolCallID: c, Text: t}
+	return transcript.Message{ID: nextID(), Role: transcript.RoleTool, ToolCallID: c, Text: t}
 }
 func ckpt() transcript.Message {
 	return transcript.Message{Role: transcript.RoleUser, Summary: true, Text: "checkpoint"}

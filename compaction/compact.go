@@ -24,7 +24,9 @@ var (
 	ErrNothingToSummarize = errors.New("not enough history to compact: no safe boundary before the kept turns")
 	// ErrUncertainCalls: the session has tool calls with an unknown outcome (G3); see UncertainError.
 	ErrUncertainCalls = errors.New("session has uncertain tool calls")
-	errNothingUsable  = errors.New("nothing usable")
+	// ErrNoGain: the checkpoint would not be smaller than what it replaces, so the compaction is dropped.
+	ErrNoGain        = errors.New("compaction would not shrink the conversation")
+	errNothingUsable = errors.New("nothing usable")
 )
 
 // UncertainError lists the uncertain calls that block a compaction (G3).
@@ -107,6 +109,13 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		Insert: []transcript.Message{ckpt}}
 	after := rw.Apply(in.View)
 	afterChars := in.InstructionsChars + transcript.TotalChars(after)
+	if afterChars >= before {
+		err := fmt.Errorf("%w: the checkpoint (%d chars) is not smaller than the %d messages it would replace; the kept recent turns hold the bulk",
+			ErrNoGain, utf8.RuneCountInString(text), span.End)
+		emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, BeforeChars: before, AfterChars: afterChars, Message: err.Error(),
+			DurationMs: time.Since(start).Milliseconds()})
+		return Result{}, err
+	}
 	ev := Event{Type: EventCompleted, Reason: opts.Reason, Rule: opts.Rule,
 		BeforeChars: before, BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars),
 		AfterChars: afterChars, AfterTokens: transcript.EstimateTokens(afterChars + in.ToolsChars),

@@ -75,7 +75,12 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 		res, err := Compact(ctx, cur, opts, s, emit)
 		switch {
 		case errors.Is(err, ErrNothingToSummarize):
-			compactionNote = CompactionNoBoundary
+			if compactionNote != CompactionRanNotEnough {
+				compactionNote = CompactionNoBoundary
+			}
+		case errors.Is(err, ErrNoGain):
+			compactionNote = CompactionRanNotEnough
+			g.quietUntil = sizes.Reducible() + sizes.Reducible()/10
 		case err != nil:
 			compactionNote = "failed (" + err.Error() + ")"
 		default:

@@ -3,6 +3,7 @@ package compaction
 import (
 	"math"
 
+	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
@@ -128,3 +129,9 @@ func (m *Meter) Chars() int { return m.chars }
 
 // Len is the number of messages measured.
 func (m *Meter) Len() int { return m.count }
+
+// BudgetFor builds the trigger budget from the configuration and the known window (0: unknown).
+func BudgetFor(cfg config.Config, window int, source string) Budget {
+	return Budget{Threshold: cfg.Compaction.Threshold, MaxContextChars: cfg.Limits.MaxContextChars,
+		MaxOutputTokens: cfg.Limits.MaxOutputTokens, Window: window, WindowSource: source}
+}

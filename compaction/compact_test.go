@@ -1,0 +1,260 @@
+package compaction_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/compaction/compactiontest"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+// scripted is a Summarizer that answers from a list and records what it was asked.
+type scripted struct {
+	replies []compaction.SummaryReply
+	err     error
+	got     []compaction.SummaryRequest
+}
+
+func (s *scripted) Summarize(_ context.Context, req compaction.SummaryRequest) (compaction.SummaryReply, error) {
+	s.got = append(s.got, req)
+	if s.err != nil {
+		return compaction.SummaryReply{}, s.err
+	}
+	if len(s.replies) == 0 {
+		return compaction.SummaryReply{}, errors.New("script exhausted")
+	}
+	r := s.replies[0]
+	s.replies = s.replies[1:]
+	return r, nil
+}
+
+type recorder struct{ events []compaction.Event }
+
+func (r *recorder) emit(e compaction.Event) { r.events = append(r.events, e) }
+
+func (r *recorder) types() string {
+	var t []string
+	for _, e := range r.events {
+		t = append(t, e.Type)
+	}
+	return strings.Join(t, ",")
+}
+
+const fullJSON = `{"goal":"g","instructions":["never push"],"discoveries":["d"],"accomplished":["a"],"currentState":"s","nextSteps":["n"],"relevantFiles":[{"path":"a.go","reason":"r"}]}`
+
+func compactChecked(t *testing.T, in compaction.Input, opts compaction.Options, s compaction.Summarizer) (compaction.Result, *recorder, error) {
+	t.Helper()
+	rec := &recorder{}
+	res, err := compaction.Compact(context.Background(), in, opts, s, rec.emit)
+	if err == nil {
+		if e := compactiontest.Check(in.View, res.Rewrite, nil, compactiontest.Limits{KeepTurns: opts.KeepTurns}); e != nil {
+			t.Fatal(e)
+		}
+	}
+	return res, rec, err
+}
+
+func TestCompact_RealTranscriptsOffline(t *testing.T) {
+	for _, name := range []string{"openhands-fncall-llm-message.json", "claude-code-5c0375b4.jsonl", "mini-swe-agent-deepseek-sqlfluff-1763.traj.json"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("../../shared/transcripts", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			im, err := formats.Import(data, formats.Auto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			view := im.Messages
+			if open := transcript.UnansweredCalls(view); len(open) > 0 {
+				// G3: refused until recovered, and the refusal names the calls.
+				_, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 2}, compaction.Offline{})
+				var ue *compaction.UncertainError
+				if !errors.As(err, &ue) || ue.CallIDs[0] != open[0].ID || rec.types() != compaction.EventSkipped {
+					t.Fatalf("uncertain session compacted: %v / %s", err, rec.types())
+				}
+				view = append(view, transcript.Message{Role: transcript.RoleTool, ToolCallID: open[0].ID, Text: "outcome unknown"})
+			}
+			res, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000}, compaction.Offline{})
+			if name == "claude-code-5c0375b4.jsonl" {
+				// Its last turn is almost the whole session: a checkpoint of the one command message before it
+				// would be larger than that message, so the compaction is dropped instead of growing the context.
+				if !errors.Is(err, compaction.ErrNoGain) || !strings.HasSuffix(rec.types(), compaction.EventSkipped) {
+					t.Fatalf("%v / %s", err, rec.types())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.types() != "compaction_started,compaction_completed" {
+				t.Fatalf("events %s", rec.types())
+			}
+			ev := res.Event
+			if ev.AfterChars >= ev.BeforeChars || ev.SpanMessages != res.Rewrite.Drop || ev.CheckpointChars == 0 || ev.Reason != "" && ev.Reason != compaction.ReasonManual {
+				t.Fatalf("event %+v", ev)
+			}
+			if res.Checkpoint.Goal == "" || !res.View[0].Summary {
+				t.Fatalf("checkpoint %+v", res.Checkpoint)
+			}
+		})
+	}
+}
+
+func TestCompact_StructuredReplyAndPromptContents(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(60))
+	prev := compaction.Checkpoint{Goal: "old goal", Instructions: []string{"keep it short"}}
+	raw, _ := json.Marshal(prev)
+	view = append([]transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "old", Structured: raw}}, view...)
+	s := &scripted{replies: []compaction.SummaryReply{{Text: fullJSON}}}
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 2, MaxOutputTokens: 16000, Focus: "the storage bug", Reason: compaction.ReasonManual}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := s.got[0]
+	if !strings.Contains(req.Prompt, "the storage bug") || !strings.Contains(req.Prompt, "old goal") || !strings.Contains(req.Prompt, "<history>") {
+		t.Fatal("C3/update: focus, previous checkpoint or history missing from the prompt")
+	}
+	if strings.Contains(req.Prompt, "<checkpoint>\nold") {
+		t.Fatal("the previous checkpoint was summarized as history instead of updated")
+	}
+	if !strings.Contains(req.System, "VERBATIM") || !strings.Contains(req.System, "Never follow instructions") || req.MaxOutputTokens != 16000 {
+		t.Fatal("summarizer instructions")
+	}
+	if !json.Valid(req.Schema) {
+		t.Fatal("schema")
+	}
+	if res.Checkpoint.Instructions[0] != "never push" || res.Checkpoint.Partial || !strings.Contains(res.View[0].Text, "## Goal\ng") {
+		t.Fatalf("checkpoint %+v", res.Checkpoint)
+	}
+}
+
+func TestCompact_PartialSummaries(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(40))
+	cut := fullJSON[:strings.Index(fullJSON, `"currentState"`)]
+	for _, tc := range []struct {
+		name      string
+		replies   []compaction.SummaryReply
+		partial   bool
+		recovered []string
+		missing   []string
+		fail      string
+	}{
+		{"P2 follow-up recovers the missing fields", []compaction.SummaryReply{{Text: cut, Truncated: true},
+			{Text: `{"currentState":"s2","nextSteps":["n2"],"relevantFiles":[]}`}}, true, []string{"currentState", "nextSteps", "relevantFiles"}, nil, ""},
+		{"P2 follow-up fails: partial kept", []compaction.SummaryReply{{Text: cut, Truncated: true}, {Text: "", Truncated: true}},
+			true, nil, []string{"currentState", "nextSteps", "relevantFiles"}, ""},
+		{"P2 plain text cut", []compaction.SummaryReply{{Text: "We were fixing the store and", Truncated: true}}, true, nil, nil, ""},
+		{"P3 nothing usable", []compaction.SummaryReply{{Text: `{"goal": "`, Truncated: true}}, false, nil, nil, "compaction.maxOutputTokens"},
+		{"C2 invalid JSON becomes a text checkpoint", []compaction.SummaryReply{{Text: "Summary: fixing things."}}, false, nil, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &scripted{replies: tc.replies}
+			res, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 1000}, s)
+			if tc.fail != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fail) || !strings.HasSuffix(rec.types(), compaction.EventFailed) {
+					t.Fatalf("err %v events %s", err, rec.types())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := res.Event
+			if ev.Partial != tc.partial || res.View[0].Partial != tc.partial || strings.Join(ev.RecoveredFields, ",") != strings.Join(tc.recovered, ",") ||
+				strings.Join(ev.MissingFields, ",") != strings.Join(tc.missing, ",") {
+				t.Fatalf("event partial=%v recovered=%v missing=%v", ev.Partial, ev.RecoveredFields, ev.MissingFields)
+			}
+			if tc.partial && !strings.Contains(ev.Message, "compaction.maxOutputTokens") {
+				t.Fatalf("P2 message %q", ev.Message)
+			}
+			if len(tc.recovered) > 0 && (len(s.got) != 2 || strings.Join(s.got[1].Fields, ",") != strings.Join(tc.recovered, ",")) {
+				t.Fatal("the follow-up did not ask only for the missing fields")
+			}
+		})
+	}
+}
+
+func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
+	cfg := transcripttest.Default(400)
+	cfg.HugeEvery = 0
+	view := transcripttest.Generate(cfg)
+	s := &scripted{}
+	for i := 0; i < 50; i++ {
+		s.replies = append(s.replies, compaction.SummaryReply{Text: fullJSON})
+	}
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 2000, InputChars: 60_000}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Event.Chunks < 3 || len(s.got) != res.Event.Chunks {
+		t.Fatalf("%d chunks, %d calls", res.Event.Chunks, len(s.got))
+	}
+	for i, req := range s.got {
+		if n := len([]rune(req.Prompt)) + len([]rune(req.System)); n > 60_000 {
+			t.Fatalf("chunk %d prompt is %d chars, over the summarizer's input", i, n)
+		}
+		if i > 0 && !strings.Contains(req.Prompt, "Previous checkpoint") {
+			t.Fatalf("chunk %d does not update the running checkpoint", i)
+		}
+	}
+	if _, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, InputChars: 30_000}, s); err == nil ||
+		!strings.Contains(err.Error(), "too small") {
+		t.Fatalf("a window smaller than the output budget: %v", err)
+	}
+}
+
+func TestCompact_ResponsesItemsFollowTheirMessages(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(30))
+	for i := range view {
+		if view[i].Role == transcript.RoleAssistant {
+			view[i].Items = []transcript.ProviderItem{{Kind: "openai.reasoning", Data: json.RawMessage(`{"encrypted_content":"gAAA` + view[i].ID + `"}`)}}
+		}
+	}
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1}, compaction.Offline{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := map[string]bool{}
+	for _, m := range view[:res.Rewrite.Drop] {
+		for _, it := range m.Items {
+			dropped[string(it.Data)] = true
+		}
+	}
+	for _, m := range res.View {
+		for _, it := range m.Items {
+			if dropped[string(it.Data)] {
+				t.Fatal("RM1: an opaque item of the summarized span survived")
+			}
+		}
+	}
+	kept := res.View[1:]
+	for i, m := range kept {
+		if string(mustJSON(m.Items)) != string(mustJSON(view[res.Rewrite.Drop+i].Items)) {
+			t.Fatal("RM1: a kept message's items changed")
+		}
+	}
+}
+
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+func TestCompact_SkippedAndFailed(t *testing.T) {
+	rec := &recorder{}
+	_, err := compaction.Compact(context.Background(), compaction.Input{View: []transcript.Message{user("hi"), asst("hello")}}, compaction.Options{KeepTurns: 2}, compaction.Offline{}, rec.emit)
+	if !errors.Is(err, compaction.ErrNothingToSummarize) || rec.types() != compaction.EventSkipped {
+		t.Fatalf("%v %s", err, rec.types())
+	}
+	view := transcripttest.Generate(transcripttest.Default(30))
+	_, rec2, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1}, &scripted{err: errors.New("502 bad gateway")})
+	if err == nil || !strings.Contains(err.Error(), "502") || rec2.types() != "compaction_started,compaction_failed" {
+		t.Fatalf("%v %s", err, rec2.types())
+	}
+}

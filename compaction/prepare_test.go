@@ -1,0 +1,183 @@
+package compaction_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/compaction/compactiontest"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+func prepare(t *testing.T, in compaction.Input, cfg config.Config, s compaction.Summarizer, g *compaction.Guard) (compaction.Prepared, *recorder, error) {
+	t.Helper()
+	rec := &recorder{}
+	b := compaction.BudgetFor(cfg, 0, "")
+	p, err := compaction.Prepare(context.Background(), in, cfg, b, compaction.Options{}, s, g, rec.emit)
+	var be *compaction.BudgetError
+	if err != nil && !errors.As(err, &be) {
+		t.Fatalf("Prepare failed without F1: %v", err)
+	}
+	if p.Changed {
+		if e := compactiontest.Check(in.View, p.Rewrite, err, compactiontest.Limits{MaxContextChars: cfg.Limits.MaxContextChars, InstructionsChars: in.InstructionsChars, KeepTurns: cfg.Compaction.KeepTurns}); e != nil {
+			t.Fatal(e)
+		}
+		if got := p.Rewrite.Apply(in.View); len(got) != len(p.View) {
+			t.Fatal("composed rewrite and view disagree")
+		}
+	}
+	return p, rec, err
+}
+
+func cfgWith(maxChars int, auto bool) config.Config {
+	c := config.Default()
+	c.Limits.MaxContextChars, c.Compaction.Auto, c.Compaction.KeepTurns = maxChars, auto, 1
+	return c
+}
+
+func TestPrepare_NothingToDo(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(20))
+	p, rec, err := prepare(t, compaction.Input{View: view}, config.Default(), compaction.Offline{}, &compaction.Guard{})
+	if err != nil || p.Changed || len(rec.events) != 0 || p.Decision.Compact {
+		t.Fatalf("%v %v %s", err, p.Changed, rec.types())
+	}
+}
+
+func TestPrepare_AutoCompactionThenFits(t *testing.T) {
+	cfg := transcripttest.Default(600)
+	cfg.HugeEvery = 0
+	view := transcripttest.Generate(cfg)
+	total := transcript.TotalChars(view)
+	c := cfgWith(total+total/10, true) // 0.85 × limit < total: the chars rule fires
+	p, rec, err := prepare(t, compaction.Input{View: view}, c, compaction.Offline{}, &compaction.Guard{})
+	// With no known window, the window rule uses maxContextChars/4 tokens and fires with the chars rule.
+	if err != nil || !p.Changed || p.Decision.Rule != compaction.RuleWindow || rec.types() != "compaction_started,compaction_completed" {
+		t.Fatalf("%v changed=%v rule=%s events=%s", err, p.Changed, p.Decision.Rule, rec.types())
+	}
+	if rec.events[1].Reason != compaction.ReasonAuto || rec.events[1].Rule != compaction.RuleWindow {
+		t.Fatalf("event %+v", rec.events[1])
+	}
+}
+
+func TestPrepare_ReductionOfAHugeKeptTail(t *testing.T) {
+	// One turn whose tool outputs alone exceed the limit: compaction keeps the turn, reduction cuts it (R1).
+	view := []transcript.Message{user("old"), asst("old answer"), user("grep everything"), asst("", "a", "b")}
+	view = append(view, result("a", strings.Repeat("x", 60_000)), result("b", strings.Repeat("y", 60_000)), asst("found it"))
+	p, rec, err := prepare(t, compaction.Input{View: view, InstructionsChars: 1000}, cfgWith(50_000, true), compaction.Offline{}, &compaction.Guard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rec.types(), compaction.EventReduced) {
+		t.Fatalf("events %s", rec.types())
+	}
+	for _, e := range rec.events {
+		if e.Type == compaction.EventReduced && e.Messages == 0 {
+			t.Fatal("R6: context_reduced without a count")
+		}
+	}
+	if 1000+transcript.TotalChars(p.View) > 50_000 {
+		t.Fatal("H1: still over")
+	}
+}
+
+func TestPrepare_F1Variants(t *testing.T) {
+	huge := strings.Repeat("z", 30_000)
+	// One turn, no safe boundary before its end: a single huge user message and an answer.
+	noBoundary := []transcript.Message{user(huge), asst(huge)}
+	normal := []transcript.Message{user(huge), asst(huge), user("next"), asst("ok")}
+	const tail = "To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers."
+	for _, tc := range []struct {
+		name  string
+		view  []transcript.Message
+		instr int
+		auto  bool
+		s     compaction.Summarizer
+		want  string
+	}{
+		{"instructions alone over the limit", normal, 9000, true, compaction.Offline{}, "Automatic compaction ran but could not reduce it enough. "},
+		{"no safe boundary", noBoundary, 9000, true, compaction.Offline{}, "Automatic compaction was skipped because there is no safe boundary to summarize. "},
+		{"summarizer failed", normal, 9000, true, &scripted{err: errors.New("provider timed out")}, "Automatic compaction failed (summarizer: provider timed out). "},
+		{"disabled", normal, 9000, false, compaction.Offline{}, "Automatic compaction is disabled. "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, err := prepare(t, compaction.Input{View: tc.view, InstructionsChars: tc.instr}, cfgWith(10_000, tc.auto), tc.s, &compaction.Guard{})
+			var be *compaction.BudgetError
+			if !errors.As(err, &be) {
+				t.Fatalf("want F1, got %v", err)
+			}
+			n := tc.instr + transcript.TotalChars(p.View)
+			want := "Context budget exceeded (approximately " + strconv.Itoa(n) + " characters of conversation; limit 10000). " + tc.want + tail
+			if err.Error() != want {
+				t.Fatalf("F1 text:\n got  %s\n want %s", err, want)
+			}
+			if !p.Changed {
+				t.Fatal("F1: the reduction must still be returned for persisting")
+			}
+		})
+	}
+}
+
+func TestPrepare_LastResortOncePerTurnAndNoLoops(t *testing.T) {
+	cfg := transcripttest.Default(200)
+	cfg.HugeEvery = 0
+	view := transcripttest.Generate(cfg)
+	total := transcript.TotalChars(view)
+	s := &countingSummarizer{}
+	g := &compaction.Guard{}
+	c := cfgWith(total+total/10, true)
+	_, _, err := prepare(t, compaction.Input{View: view}, c, s, g)
+	if err != nil || s.calls != 1 {
+		t.Fatalf("first call: %v, %d summarizer calls", err, s.calls)
+	}
+	// The summarizer's checkpoint is as big as what it replaces: the compaction is dropped (no gain) and the
+	// guard keeps the next model calls from compacting again and again.
+	s.pad = total
+	for i := 0; i < 5; i++ {
+		_, _, _ = prepare(t, compaction.Input{View: view}, c, s, g)
+	}
+	if s.calls != 2 {
+		t.Fatalf("%d summarizer calls; an ineffective compaction must not repeat in a loop", s.calls)
+	}
+}
+
+type countingSummarizer struct {
+	calls int
+	pad   int
+}
+
+func (c *countingSummarizer) Summarize(ctx context.Context, req compaction.SummaryRequest) (compaction.SummaryReply, error) {
+	c.calls++
+	r, err := compaction.Offline{}.Summarize(ctx, req)
+	if c.pad > 0 {
+		r.Text = strings.Replace(r.Text, `"goal":"`, `"goal":"`+strings.Repeat("p", c.pad), 1)
+	}
+	return r, err
+}
+
+func TestPrepare_ToolCatalogNeverCausesF1(t *testing.T) {
+	view := []transcript.Message{user("hi"), asst("hello")}
+	c := cfgWith(10_000, true)
+	rec := &recorder{}
+	p, err := compaction.Prepare(context.Background(), compaction.Input{View: view, ToolsChars: 500_000}, c, compaction.BudgetFor(c, 0, ""),
+		compaction.Options{}, compaction.Offline{}, &compaction.Guard{}, rec.emit)
+	if err != nil || !p.Decision.Compact || p.Decision.Rule != compaction.RuleWindow {
+		t.Fatalf("TC1: %v, decision %+v", err, p.Decision)
+	}
+}
+
+func TestPrepare_LoweringTheLimitTakesEffect(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(100))
+	total := transcript.TotalChars(view)
+	if _, _, err := prepare(t, compaction.Input{View: view}, cfgWith(800_000, true), compaction.Offline{}, &compaction.Guard{}); err != nil {
+		t.Fatal(err)
+	}
+	p, rec, err := prepare(t, compaction.Input{View: view}, cfgWith(total/2, true), compaction.Offline{}, &compaction.Guard{})
+	if err != nil || !p.Changed || transcript.TotalChars(p.View) > total/2 {
+		t.Fatalf("A5: %v %s", err, rec.types())
+	}
+}

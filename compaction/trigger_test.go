@@ -1,0 +1,55 @@
+package compaction_test
+
+import (
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+func TestDecide(t *testing.T) {
+	base := compaction.Budget{Threshold: 0.85, MaxContextChars: 800_000, MaxOutputTokens: 4096}
+	withWindow := func(w int, src string) compaction.Budget { b := base; b.Window, b.WindowSource = w, src; return b }
+	for _, tc := range []struct {
+		name    string
+		sizes   compaction.Sizes
+		budget  compaction.Budget
+		rule    compaction.Rule
+		window  int
+		source  string
+		hardMax bool
+	}{
+		{"small session, nothing fires", compaction.Sizes{Instructions: 1000, Transcript: 10_000}, withWindow(128_000, "config"), compaction.RuleNone, 128_000, "config", false},
+		{"A1 window rule counts the tool catalog", compaction.Sizes{Instructions: 4000, Transcript: 200_000, Tools: 240_000}, withWindow(128_000, "models"), compaction.RuleWindow, 128_000, "models", false},
+		{"A1 reserve: request plus reply budget over the window", compaction.Sizes{Transcript: 4 * 27_000}, compaction.Budget{Threshold: 0.85, MaxContextChars: 800_000, MaxOutputTokens: 8192, Window: 32_768, WindowSource: "profile"}, compaction.RuleReserve, 32_768, "profile", false},
+		{"A2 unknown window uses maxContextChars/4", compaction.Sizes{Transcript: 690_000}, base, compaction.RuleWindow, 200_000, "maxContextChars", false},
+		{"A2 absurd window ignored", compaction.Sizes{Transcript: 690_000}, withWindow(10_000_000, "models"), compaction.RuleWindow, 200_000, "maxContextChars (declared window over 2,000,000 tokens ignored)", false},
+		{"A3 chars rule fires under a 1M window", compaction.Sizes{Instructions: 10_000, Transcript: 670_000}, withWindow(1_000_000, "config"), compaction.RuleChars, 1_000_000, "config", false},
+		{"A3 does not count the catalog", compaction.Sizes{Transcript: 600_000, Tools: 200_000}, withWindow(1_000_000, "config"), compaction.RuleNone, 1_000_000, "config", false},
+		{"H1 over the hard limit", compaction.Sizes{Instructions: 1, Transcript: 800_000}, withWindow(2_000_000, "config"), compaction.RuleChars, 2_000_000, "config", true},
+		{"exactly at the window threshold fires", compaction.Sizes{Transcript: 4 * 85_000}, withWindow(100_000, "config"), compaction.RuleWindow, 100_000, "config", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := compaction.Decide(tc.sizes, tc.budget)
+			if d.Rule != tc.rule || d.Compact != (tc.rule != compaction.RuleNone) || d.Window != tc.window || d.WindowSource != tc.source || d.OverHardLimit != tc.hardMax {
+				t.Fatalf("Decide = %+v; want rule %q window %d (%s) hard %v", d, tc.rule, tc.window, tc.source, tc.hardMax)
+			}
+			if d.RequestTokens != transcript.EstimateTokens(tc.sizes.Request()) {
+				t.Fatalf("request tokens %d", d.RequestTokens)
+			}
+		})
+	}
+}
+
+func TestMeter_RunningTotals(t *testing.T) {
+	msgs := fromBytes([]byte{0, 10, 3, 12, 20, 7, 4, 1}, true)
+	m := compaction.NewMeter(msgs[:3])
+	m.Add(msgs[3:]...)
+	if m.Chars() != transcript.TotalChars(msgs) || m.Len() != len(msgs) {
+		t.Fatalf("meter %d chars / %d msgs; want %d / %d", m.Chars(), m.Len(), transcript.TotalChars(msgs), len(msgs))
+	}
+	m.Reset(msgs[:1])
+	if m.Chars() != msgs[0].Chars() {
+		t.Fatal("reset")
+	}
+}

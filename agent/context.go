@@ -1,0 +1,166 @@
+// Package agent orchestrates sessions: it ties the session store, the configuration, the compaction engine
+// and the provider together. The turn loop and tools arrive with the agent runtime; this file holds the
+// context management every caller shares (the daemon, the CLI).
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// ContextManager measures, compacts and reduces stored sessions.
+type ContextManager struct {
+	Store  *storage.Store
+	Config config.Config
+	// Summarizer writes checkpoints; see NewSummarizer.
+	Summarizer compaction.Summarizer
+	// Instructions are the agent's own fixed instructions, sent with every request.
+	Instructions string
+	// ToolsChars is the size of the serialized tool catalog (TC1).
+	ToolsChars int
+	// Window is the model's context window in tokens (0: unknown) and WindowSource where it came from.
+	Window       int
+	WindowSource string
+}
+
+// NewSummarizer returns the summarizer for cfg: the configured provider, or the offline summarizer when no
+// provider is configured. A configured provider that cannot be built is an error, never a silent fallback.
+func NewSummarizer(cfg config.Config) (compaction.Summarizer, error) {
+	p, _ := cfg.ActiveProvider()
+	switch p.Kind {
+	case "":
+		return compaction.Offline{}, nil
+	case "openai":
+		return provider.NewOpenAI(p)
+	default:
+		return nil, fmt.Errorf("provider.kind %q has no summarizer yet; use \"openai\" (any OpenAI-compatible server) or leave it empty for the offline summarizer", p.Kind)
+	}
+}
+
+// Status is the context meter of a session (D3).
+type Status struct {
+	Session  string `json:"session"`
+	Messages int    `json:"messages"`
+	// UsedChars is instructions + transcript (what the hard limit counts); HardLimit is maxContextChars.
+	UsedChars         int `json:"usedChars"`
+	InstructionsChars int `json:"instructionsChars"`
+	TranscriptChars   int `json:"transcriptChars"`
+	ToolsChars        int `json:"toolsChars"`
+	HardLimit         int `json:"hardLimit"`
+	// EstimatedTokens is the full request (with the tool catalog) at chars/4.
+	EstimatedTokens int     `json:"estimatedTokens"`
+	Window          int     `json:"window"`
+	WindowSource    string  `json:"windowSource"`
+	Threshold       float64 `json:"threshold"`
+	// WindowFraction and CharsFraction are how far each trigger rule is toward firing (1 = fires).
+	WindowFraction float64 `json:"windowFraction"`
+	CharsFraction  float64 `json:"charsFraction"`
+	// NextAction says what the next model call will do first: "none", "compact (<rule>)", "reduce".
+	NextAction            string   `json:"nextAction"`
+	Auto                  bool     `json:"auto"`
+	OverHardLimit         bool     `json:"overHardLimit"`
+	LastCheckpointPartial bool     `json:"lastCheckpointPartial"`
+	UncertainCalls        []string `json:"uncertainCalls"`
+}
+
+func (m *ContextManager) input(v storage.View) compaction.Input {
+	instr := utf8.RuneCountInString(m.Instructions)
+	for _, s := range v.Session.Instructions {
+		instr += utf8.RuneCountInString(s)
+	}
+	return compaction.Input{View: v.Messages, BaseEpoch: v.Session.Head.Epoch, InstructionsChars: instr, ToolsChars: m.ToolsChars}
+}
+
+func (m *ContextManager) budget() compaction.Budget {
+	return compaction.BudgetFor(m.Config, m.Window, m.WindowSource)
+}
+
+// options are the summarizer settings: the output budget and, for a model, the input one call may take
+// (the effective window minus the output budget, with a 10% margin for the estimate).
+func (m *ContextManager) options(reason compaction.Reason, focus string) compaction.Options {
+	o := compaction.Options{KeepTurns: m.Config.Compaction.KeepTurns, MaxOutputTokens: m.Config.Compaction.MaxOutputTokens,
+		Reason: reason, Focus: focus}
+	if _, offline := m.Summarizer.(compaction.Offline); !offline {
+		win, _ := m.budget().EffectiveWindow()
+		o.InputChars = (win - o.MaxOutputTokens) * 4 * 9 / 10
+	}
+	return o
+}
+
+// Status measures session id.
+func (m *ContextManager) Status(id string) (Status, error) {
+	v, err := m.Store.Transcript(id)
+	if err != nil {
+		return Status{}, err
+	}
+	in := m.input(v)
+	sizes := compaction.Sizes{Instructions: in.InstructionsChars, Transcript: transcript.TotalChars(v.Messages), Tools: in.ToolsChars}
+	d := compaction.Decide(sizes, m.budget())
+	st := Status{Session: id, Messages: len(v.Messages), UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
+		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: m.Config.Limits.MaxContextChars,
+		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: m.Config.Compaction.Threshold,
+		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: m.Config.Compaction.Auto,
+		OverHardLimit: d.OverHardLimit, UncertainCalls: []string{}}
+	for _, c := range transcript.UnansweredCalls(v.Messages) {
+		st.UncertainCalls = append(st.UncertainCalls, c.ID)
+	}
+	for i := len(v.Messages) - 1; i >= 0; i-- {
+		if v.Messages[i].Summary {
+			st.LastCheckpointPartial = v.Messages[i].Partial
+			break
+		}
+	}
+	switch {
+	case d.Compact && m.Config.Compaction.Auto:
+		st.NextAction = "compact (" + string(d.Rule) + ")"
+	case d.OverHardLimit:
+		st.NextAction = "reduce"
+	default:
+		st.NextAction = "none"
+	}
+	return st, nil
+}
+
+// Compact runs a manual compaction of session id with an optional focus (C3) and persists it atomically.
+func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit compaction.Emitter) (compaction.Result, error) {
+	v, err := m.Store.Transcript(id)
+	if err != nil {
+		return compaction.Result{}, err
+	}
+	res, err := compaction.Compact(ctx, m.input(v), m.options(compaction.ReasonManual, focus), m.Summarizer, emit)
+	if err != nil {
+		return res, err
+	}
+	if _, err := m.Store.Apply(id, res.Rewrite); err != nil {
+		return res, fmt.Errorf("saving the compaction: %w", err)
+	}
+	return res, nil
+}
+
+// Prepare does what the agent does before a model call — triggers, compaction, reduction, last resort — and
+// persists the result atomically, the reduction included when the F1 error is returned.
+func (m *ContextManager) Prepare(ctx context.Context, id string, g *compaction.Guard, emit compaction.Emitter) (compaction.Prepared, error) {
+	v, err := m.Store.Transcript(id)
+	if err != nil {
+		return compaction.Prepared{}, err
+	}
+	p, perr := compaction.Prepare(ctx, m.input(v), m.Config, m.budget(), m.options(compaction.ReasonAuto, ""), m.Summarizer, g, emit)
+	var budgetErr *compaction.BudgetError
+	if perr != nil && !errors.As(perr, &budgetErr) {
+		return p, perr
+	}
+	if p.Changed {
+		if _, err := m.Store.Apply(id, p.Rewrite); err != nil {
+			return p, fmt.Errorf("saving the compacted transcript: %w", err)
+		}
+	}
+	return p, perr
+}

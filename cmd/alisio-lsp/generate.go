@@ -1,0 +1,36 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+func (a *app) sessionsGenerateCommand() *cobra.Command {
+	var messages, resultChars, hugeEvery int
+	var seed uint64
+	var format string
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "print a synthetic coding-agent transcript (for trying the tools without an API key)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			f, err := formats.ParseFormat(format, false)
+			if err != nil {
+				return err
+			}
+			cfg := transcripttest.Default(messages)
+			cfg.Seed, cfg.ResultChars, cfg.HugeEvery = seed, resultChars, hugeEvery
+			return formats.Export(a.stdout, []string{"You are a careful coding agent working in a Go repository."},
+				transcripttest.Generate(cfg), f, false)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&messages, "messages", 2000, "approximate number of messages")
+	fl.IntVar(&resultChars, "result-chars", 1200, "typical size of a tool result")
+	fl.IntVar(&hugeEvery, "huge-every", 50, "one tool result in this many is 40 times larger (0: never)")
+	fl.Uint64Var(&seed, "seed", 1, "random seed")
+	fl.StringVar(&format, "format", "openai", "output format: openai or anthropic")
+	return cmd
+}

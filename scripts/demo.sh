@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine, no editor and no API key: generate a long coding-agent session, import it,
+# measure it, and let alisio-lsp bring it under budget (automatic compaction + reduction), then show the
+# checkpoint and the audit history. Uses a throwaway data directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=bin/alisio-lsp
+go build -o "$bin" ./cmd/alisio-lsp
+data=$(mktemp -d)
+trap 'rm -rf "$data"' EXIT
+run() { echo; echo "\$ alisio-lsp $*"; "$bin" --data-dir "$data" "$@"; }
+
+echo "== 1. A long session: 3000 messages of reads, searches and test runs, some outputs huge"
+"$bin" sessions generate --messages 3000 > "$data/session.json"
+echo "\$ alisio-lsp sessions import session.json"
+id=$("$bin" --data-dir "$data" sessions import --title "demo: fix the storage bug" "$data/session.json")
+echo "$id"
+
+echo; echo "== 2. The context meter with a 128k-token model and the default 800k-char budget"
+run context "$id" --context-window 128000
+
+echo; echo "== 3. Before the next model call, as the agent does it: compaction keeps the last 8 turns verbatim,"
+echo "   then the huge tool outputs among them are reduced in place to fit a 100k-char budget"
+run context "$id" --context-window 128000 --keep-turns 8 --max-context-chars 100000 --apply
+
+echo; echo "== 4. Invalid settings are refused with the field, the value and the range"
+run context "$id" --threshold 1.5 || true
+
+echo; echo "== 5. A manual compaction with a focus, as JSON Lines events"
+run --json compact "$id" --focus "storage/store.go" || true
+
+echo; echo "== 6. What the model receives next (first message: the checkpoint)"
+"$bin" --data-dir "$data" sessions export "$id" | head -c 1500; echo " …"
+
+echo; echo "== 7. Nothing is lost: the full history keeps every original, marked compacted"
+"$bin" --data-dir "$data" sessions show "$id" --all | sed -n '1,6p'
+echo "  … $("$bin" --data-dir "$data" sessions show "$id" --all | grep -c 'compacted') messages marked compacted, $("$bin" --data-dir "$data" sessions show "$id" --all | grep -c 'truncated') reduced copies"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every test of the project: formatting, vet, staticcheck, and the Go tests (unit, property, fuzz seeds,
+# crash test, CLI against the built binary, provider against a local HTTP server).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$(go env GOPATH)/bin:$PATH"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi
+go vet ./...
+if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2); skipped"; fi
+go test -count=1 ./...

@@ -1,0 +1,287 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "alisio-cli")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "alisio-lsp")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const shared = "../../../shared/transcripts/"
+
+// cli runs the binary with a private data directory and returns stdout, stderr and the exit code.
+func cli(t *testing.T, data string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"--data-dir", data}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func mustCLI(t *testing.T, data string, args ...string) string {
+	t.Helper()
+	out, errOut, code := cli(t, data, "", args...)
+	if code != 0 {
+		t.Fatalf("alisio-lsp %v: exit %d: %s", args, code, errOut)
+	}
+	return out
+}
+
+func TestCLI_ImportShowExportRoundTrip(t *testing.T) {
+	data := t.TempDir()
+	for _, name := range []string{"openhands-fncall-llm-message.json", "mini-swe-agent-deepseek-sqlfluff-1763.traj.json", "claude-code-5c0375b4.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			out := mustCLI(t, data, "--log-level", "debug", "sessions", "import", shared+name)
+			id := strings.TrimSpace(out)
+			if strings.Count(out, "\n") != 1 || len(id) != 36 {
+				t.Fatalf("import must print only the session ID, got %q", out)
+			}
+			for _, f := range []string{"openai", "anthropic"} {
+				exported := mustCLI(t, data, "sessions", "export", id, "--format", f)
+				orig, _ := os.ReadFile(shared + name)
+				a, err := formats.Import(orig, formats.Auto)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := formats.Import([]byte(exported), formats.Format(f))
+				if err != nil {
+					t.Fatalf("the %s export does not import: %v", f, err)
+				}
+				if len(a.Messages) != len(b.Messages) {
+					t.Fatalf("%s export has %d messages; want %d", f, len(b.Messages), len(a.Messages))
+				}
+				for i := range a.Messages {
+					for j, c := range a.Messages[i].ToolCalls {
+						if b.Messages[i].ToolCalls[j].ID != c.ID {
+							t.Fatalf("call ID changed: %q → %q", c.ID, b.Messages[i].ToolCalls[j].ID)
+						}
+					}
+					if a.Messages[i].ToolCallID != b.Messages[i].ToolCallID || a.Messages[i].Text != b.Messages[i].Text {
+						t.Fatalf("%s export changed message %d", f, i)
+					}
+				}
+			}
+			show := mustCLI(t, data, "sessions", "show", id)
+			if !strings.Contains(show, id) || !strings.Contains(show, "transcript") {
+				t.Fatalf("show: %s", show)
+			}
+			if strings.HasPrefix(name, "mini-swe") && !strings.Contains(show, "uncertain  1 tool call(s)") {
+				t.Fatalf("show does not report the uncertain call: %s", show)
+			}
+		})
+	}
+	list := mustCLI(t, data, "--json", "sessions", "list")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("list: %d lines", len(lines))
+	}
+	for _, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v["v"] != float64(1) || v["type"] != "session" {
+			t.Fatalf("JSON line %q", l)
+		}
+	}
+	st, err := os.Stat(data)
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("data directory mode %v", st.Mode().Perm())
+	}
+}
+
+func TestCLI_ImportJSONAndStdin(t *testing.T) {
+	data := t.TempDir()
+	in := `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
+	out, _, code := cli(t, data, in, "--json", "sessions", "import", "-")
+	var v struct {
+		V        int    `json:"v"`
+		Session  string `json:"session"`
+		Messages int    `json:"messages"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.V != 1 || v.Messages != 2 || v.Session == "" {
+		t.Fatalf("import --json: %q", out)
+	}
+}
+
+func TestCLI_MalformedImportsCreateNothing(t *testing.T) {
+	data := t.TempDir()
+	for _, tc := range []struct{ name, in, want string }{
+		{"bad json", `{"messages":[{"role":"user",]}`, "line 1, column"},
+		{"unknown role", `[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]`, `message 1: unknown role "wizard"`},
+		{"orphan result", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"tool\",\"tool_call_id\":\"zz\",\"content\":\"r\"}\n", `line 2: tool result for call ID "zz"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := cli(t, data, tc.in, "sessions", "import", "-")
+			if code == 0 || out != "" || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "nothing imported") {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want %q", code, out, errOut, tc.want)
+			}
+		})
+	}
+	if out := mustCLI(t, data, "--json", "sessions", "list"); out != "" {
+		t.Fatalf("a refused import created sessions: %s", out)
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "import", "--format", "xml", "-"); code == 0 || !strings.Contains(errOut, "auto, openai, anthropic") {
+		t.Fatalf("bad --format: %s", errOut)
+	}
+}
+
+func TestCLI_SecondProcessGetsAClearLockError(t *testing.T) {
+	data := t.TempDir()
+	daemon := exec.Command(binary, "--data-dir", data, "serve")
+	stdin, _ := daemon.StdinPipe()
+	var daemonErr bytes.Buffer
+	daemon.Stderr = &daemonErr
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the daemon holds the store (its LOCK file names its PID).
+	lock := filepath.Join(data, "sessions", "LOCK")
+	for i := 0; i < 200; i++ {
+		if b, _ := os.ReadFile(lock); len(b) > 0 {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	start := time.Now()
+	_, errOut, code := cli(t, data, "", "sessions", "list")
+	if code == 0 || time.Since(start) > 20*time.Second {
+		t.Fatalf("second process: exit %d after %v", code, time.Since(start))
+	}
+	for _, want := range []string{"locked", filepath.Join(data, "sessions"), "process", "--data-dir"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("lock error %q does not mention %q", errOut, want)
+		}
+	}
+	// Closing stdin stops the daemon cleanly.
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- daemon.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("daemon exit: %v (%s)", err, daemonErr.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = daemon.Process.Kill()
+		t.Fatal("daemon did not stop when its input closed")
+	}
+	mustCLI(t, data, "sessions", "list")
+}
+
+func TestCLI_ContextApplyAndCompact(t *testing.T) {
+	data := t.TempDir()
+	gen := mustCLI(t, data, "sessions", "generate", "--messages", "800")
+	file := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(file, []byte(gen), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(mustCLI(t, data, "sessions", "import", file))
+	before := mustCLI(t, data, "sessions", "export", id)
+
+	out := mustCLI(t, data, "--json", "context", id, "--max-context-chars", "60000", "--keep-turns", "3", "--apply")
+	types := jsonTypes(t, out)
+	if !strings.Contains(types, "compaction_started,compaction_completed") || !strings.HasSuffix(types, "status") {
+		t.Fatalf("events %s", types)
+	}
+	var status map[string]any
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &status)
+	if status["usedChars"].(float64) > 60000 {
+		t.Fatalf("H1: %v chars after --apply", status["usedChars"])
+	}
+	after := mustCLI(t, data, "sessions", "export", id)
+	a, _ := formats.Import([]byte(before), formats.OpenAI)
+	b, err := formats.Import([]byte(after), formats.OpenAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transcripttest.CheckStructure(b.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Messages) >= len(a.Messages) {
+		t.Fatal("nothing compacted")
+	}
+	all := mustCLI(t, data, "sessions", "export", id, "--all")
+	if strings.Count(all, `"compacted":true`) == 0 || strings.Count(all, `"summary":true`) != 1 {
+		t.Fatal("--all does not show the compacted originals and the checkpoint")
+	}
+
+	out = mustCLI(t, data, "compact", id, "--focus", "storage")
+	if !strings.Contains(out, "compaction completed") && !strings.Contains(out, "compaction skipped") {
+		t.Fatalf("compact: %s", out)
+	}
+	if _, errOut, code := cli(t, data, "", "context", id, "--keep-turns", "30"); code == 0 || !strings.Contains(errOut, "compaction.keepTurns: 30 (allowed: 0–20)") {
+		t.Fatalf("bad flag: %s", errOut)
+	}
+}
+
+func TestCLI_F1ErrorIsActionable(t *testing.T) {
+	data := t.TempDir()
+	huge := strings.Repeat("x", 20000)
+	in := `[{"role":"system","content":"` + huge + `"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
+	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, in, "sessions", "import", "-"); return o }())
+	_, errOut, code := cli(t, data, "", "context", id, "--max-context-chars", "10000", "--apply")
+	if code == 0 || !strings.Contains(errOut, "Context budget exceeded (approximately 20007 characters of conversation; limit 10000). Automatic compaction was skipped because there is no safe boundary to summarize.") ||
+		!strings.Contains(errOut, "start a new session") {
+		t.Fatalf("F1: %s", errOut)
+	}
+}
+
+func TestCLI_ConfigFileErrors(t *testing.T) {
+	data := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "alisio.json")
+	_ = os.WriteFile(cfg, []byte(`{"compaction":{"threshold":2}}`), 0o600)
+	if _, errOut, code := cli(t, data, "", "--config", cfg, "sessions", "list"); code == 0 || !strings.Contains(errOut, "compaction.threshold: 2 (allowed: 0.1–0.99)") {
+		t.Fatalf("config error: %s", errOut)
+	}
+	if out := mustCLI(t, data, "version"); !strings.HasPrefix(out, "alisio-lsp ") {
+		t.Fatalf("version: %s", out)
+	}
+}
+
+func jsonTypes(t *testing.T, out string) string {
+	var types []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var v map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil || v["v"] != float64(1) {
+			t.Fatalf("not a versioned JSON line: %q", sc.Text())
+		}
+		types = append(types, v["type"].(string))
+	}
+	return strings.Join(types, ",")
+}

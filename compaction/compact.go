@@ -48,6 +48,16 @@ type Input struct {
 	// InstructionsChars and ToolsChars size the fixed parts of every request.
 	InstructionsChars int
 	ToolsChars        int
+	// Meter, when set, holds the running size of View, so that Prepare decides in O(1) instead of rescanning.
+	Meter *Meter
+}
+
+// transcriptChars is the size of in.View, from the meter when there is one.
+func (in Input) transcriptChars() int {
+	if in.Meter != nil {
+		return in.Meter.Chars()
+	}
+	return transcript.TotalChars(in.View)
 }
 
 // Options tune one compaction.

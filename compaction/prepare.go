@@ -63,9 +63,13 @@ type Prepared struct {
 // On F1 it returns the BudgetError together with a Prepared whose Rewrite (the reduction) must still be
 // persisted. opts carries the summarizer settings (InputChars, Focus is ignored).
 func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Options, s Summarizer, g *Guard, emit Emitter) (Prepared, error) {
-	sizes := Sizes{Instructions: in.InstructionsChars, Transcript: transcript.TotalChars(in.View), Tools: in.ToolsChars}
+	sizes := Sizes{Instructions: in.InstructionsChars, Transcript: in.transcriptChars(), Tools: in.ToolsChars}
 	p := Prepared{Decision: Decide(sizes, b), View: in.View}
+	if !p.Decision.OverHardLimit && (!p.Decision.Compact || !cfg.Compaction.Auto || sizes.Reducible() <= g.quietUntil) {
+		return p, nil // the common case: nothing to do, decided in O(1)
+	}
 	p.Rewrite = transcript.Rewrite{BaseEpoch: in.BaseEpoch, BaseLen: len(in.View), Replace: map[int]transcript.Message{}}
+	chars := sizes.Transcript // kept in step with p.View below
 	opts.KeepTurns, opts.MaxOutputTokens, opts.Focus = cfg.Compaction.KeepTurns, cfg.Compaction.MaxOutputTokens, ""
 
 	compactionNote := CompactionDisabled
@@ -86,6 +90,7 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 		default:
 			compactionNote = CompactionRanNotEnough
 			p.apply(res.Rewrite)
+			chars = res.Event.AfterChars - in.InstructionsChars
 			p.Compactions = append(p.Compactions, res)
 			if float64(res.Event.AfterChars) > ineffectiveRatio*float64(res.Event.BeforeChars) {
 				g.quietUntil = res.Event.AfterChars + res.Event.AfterChars/10
@@ -103,7 +108,6 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 
 	target := ReductionTarget(b.MaxContextChars, in.InstructionsChars)
 	reduce := func() bool {
-		chars := transcript.TotalChars(p.View)
 		if in.InstructionsChars+chars <= b.MaxContextChars {
 			return true
 		}
@@ -113,7 +117,8 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 			emit.emit(Event{Type: EventReduced, Messages: len(red.Replace), BeforeChars: in.InstructionsChars + chars,
 				AfterChars: in.InstructionsChars + red.Chars})
 		}
-		return in.InstructionsChars+red.Chars <= b.MaxContextChars
+		chars = red.Chars
+		return in.InstructionsChars+chars <= b.MaxContextChars
 	}
 	if reduce() {
 		return p, nil
@@ -125,7 +130,7 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 			return p, nil
 		}
 	}
-	return p, &BudgetError{Chars: in.InstructionsChars + transcript.TotalChars(p.View), Limit: b.MaxContextChars, Compaction: compactionNote}
+	return p, &BudgetError{Chars: in.InstructionsChars + chars, Limit: b.MaxContextChars, Compaction: compactionNote}
 }
 
 // apply records rw (planned against p.View) into the composed rewrite and the current view.

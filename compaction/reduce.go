@@ -63,7 +63,7 @@ func Reduce(msgs []transcript.Message, target int) Reduction {
 			if !ok {
 				cur = msgs[c.pos]
 			}
-			cut := cutMessage(cur, capFor(&msgs[c.pos], round))
+			cut := cutMessage(cur, sizes[c.pos], capFor(&msgs[c.pos], round))
 			n := cut.Chars()
 			if n >= sizes[c.pos] {
 				continue
@@ -102,10 +102,10 @@ func capFor(m *transcript.Message, round int) int {
 	return 0
 }
 
-// cutMessage shortens m to at most limit chars where possible: reasoning first, then text, then the long
+// cutMessage shortens m (of size chars) to at most limit chars where possible: reasoning first, then text, then the long
 // string values of its tool call arguments (which stay valid JSON of the same shape, R3a).
-func cutMessage(m transcript.Message, limit int) transcript.Message {
-	excess := m.Chars() - limit
+func cutMessage(m transcript.Message, size, limit int) transcript.Message {
+	excess := size - limit
 	if excess <= 0 {
 		return m
 	}
@@ -142,17 +142,30 @@ func cutText(s string, excess int) (string, int) {
 		return s, excess
 	}
 	n := utf8.RuneCountInString(s)
-	body := []rune(strings.TrimSuffix(s, Marker))
+	body := strings.TrimSuffix(s, Marker)
+	bodyRunes := n
+	if len(body) < len(s) {
+		bodyRunes -= markerLen
+	}
 	keep := max(0, n-excess-markerLen)
-	if keep >= len(body) {
+	if keep >= bodyRunes {
 		return s, excess
 	}
-	out := string(body[:keep]) + Marker
 	removed := n - (keep + markerLen)
 	if removed <= 0 {
 		return s, excess
 	}
-	return out, excess - removed
+	return body[:runeOffset(body, keep)] + Marker, excess - removed
+}
+
+// runeOffset is the byte offset of the rune with index runes in s.
+func runeOffset(s string, runes int) int {
+	i := 0
+	for ; runes > 0 && i < len(s); runes-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
 }
 
 // cutJSONStrings shortens the longest string values (never keys) of the JSON text args by about excess

@@ -96,7 +96,12 @@ func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 	}
 	_ = s.Close()
 
-	r := rand.New(rand.NewPCG(7, 7))
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("ALISIO_CRASH_SEED"); v != "" {
+		fmt.Sscan(v, &seed)
+	}
+	t.Logf("kill timing seed %d (rerun with ALISIO_CRASH_SEED)", seed)
+	r := rand.New(rand.NewPCG(seed, seed))
 	full := 1500 * time.Millisecond // rough duration of one child run; refined by runs that complete
 	var acked []string
 	kills, completed := 0, 0

@@ -130,7 +130,16 @@ func Open(opts Options) (*Store, error) {
 	} else if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating session store directory %s: %w", opts.Dir, err)
 	}
+	if !opts.InMemory {
+		removeEmptyMemtables(opts.Dir, opts.Logger)
+	}
 	db, err := badger.Open(bopts)
+	if err != nil && strings.Contains(err.Error(), "Create a new file") {
+		// Badger issue #2207: an empty .vlog left by a crash between creating the file and its first write
+		// fails the first Open after it has been sized; the second Open succeeds.
+		opts.Logger.Warn("retrying to open the session store after a crash left an empty log file", zap.String("dir", opts.Dir))
+		db, err = badger.Open(bopts)
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
 			return nil, lockedError(opts.Dir)
@@ -143,6 +152,26 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// removeEmptyMemtables deletes 0-byte memtable files, which a crash between creating a memtable file and
+// sizing it leaves behind; they hold no data, and Badger refuses to open with them (badger issue #2207).
+func removeEmptyMemtables(dir string, log *zap.Logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".mem") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.Size() == 0 {
+			path := filepath.Join(dir, e.Name())
+			if os.Remove(path) == nil {
+				log.Warn("removed an empty memtable file left by a crash", zap.String("file", path))
+			}
+		}
+	}
 }
 
 func lockedError(dir string) error {

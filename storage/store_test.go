@@ -284,3 +284,26 @@ func TestStore_LargeRewriteExceedsOneTransaction(t *testing.T) {
 		t.Fatalf("got %d messages", len(after.Messages))
 	}
 }
+
+// TestStore_OpensAfterACrashLeftEmptyLogFiles covers badger issue #2207: a kill between creating a memtable
+// or value log file and sizing it leaves a 0-byte file that made Open fail.
+func TestStore_OpensAfterACrashLeftEmptyLogFiles(t *testing.T) {
+	for _, name := range []string{"00009.mem", "000009.vlog"} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := openTemp(t)
+			sess, _ := s.CreateSession(Session{Title: "kept"}, transcripttest.Generate(transcripttest.Default(10)))
+			_ = s.Close()
+			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s2, err := Open(DefaultOptions(dir))
+			if err != nil {
+				t.Fatalf("reopening with an empty %s: %v", name, err)
+			}
+			defer s2.Close()
+			if got, err := s2.Session(sess.ID); err != nil || got.Title != "kept" {
+				t.Fatalf("session after reopen: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,274 @@
+// Package providertest is a local model server for tests and for trying alisio without an API key. It speaks
+// the OpenAI Chat Completions wire format (streamed and not), answers from a script of replies (text, tool
+// calls, length cut-offs, errors, delays, a stream cut mid-tool-call), serves GET /models, and checks every
+// request as the real API does: a tool result must answer a call of the preceding assistant message, and
+// every call must be answered before the conversation goes on.
+package providertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Script is what the server answers, in order.
+type Script struct {
+	Replies []Reply `json:"replies"`
+	// Models is the /models list; empty gives one model "alisio-test" with no window.
+	Models []map[string]any `json:"models,omitempty"`
+}
+
+// Reply is one scripted answer.
+type Reply struct {
+	Text      string     `json:"text,omitempty"`
+	Reasoning string     `json:"reasoning,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// FinishReason defaults to "tool_calls" with calls, else "stop"; "length" simulates a cut.
+	FinishReason string `json:"finishReason,omitempty"`
+	// Status, with Error, answers an HTTP error (429, 500…) instead; RetryAfter sets the header.
+	Status     int    `json:"status,omitempty"`
+	Error      string `json:"error,omitempty"`
+	RetryAfter string `json:"retryAfter,omitempty"`
+	// DelayMs waits before answering; Garbage answers a body that is not JSON; CutMidToolCall ends the stream
+	// in the middle of the first tool call's arguments.
+	DelayMs        int  `json:"delayMs,omitempty"`
+	Garbage        bool `json:"garbage,omitempty"`
+	CutMidToolCall bool `json:"cutMidToolCall,omitempty"`
+	// PromptTokens is the usage reported; 0 reports chars/4 of the request's messages.
+	PromptTokens int `json:"promptTokens,omitempty"`
+}
+
+// ToolCall is a scripted call.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Server serves a script. It is an http.Handler; Requests returns what it received.
+type Server struct {
+	mu       sync.Mutex
+	script   Script
+	requests []map[string]any
+	// Violations lists requests the real API would have rejected (and this server rejected with 400).
+	violations []string
+}
+
+// New returns a server for script.
+func New(script Script) *Server { return &Server{script: script} }
+
+// Requests returns the decoded bodies of the chat requests received so far.
+func (s *Server) Requests() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.requests...)
+}
+
+// Violations returns the protocol violations seen (empty when every request was valid).
+func (s *Server) Violations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.violations...)
+}
+
+// Remaining is the number of scripted replies not yet served.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script.Replies)
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1"), "/")
+	switch {
+	case r.Method == http.MethodGet && path == "/models":
+		models := s.script.Models
+		if len(models) == 0 {
+			models = []map[string]any{{"id": "alisio-test", "object": "model", "owned_by": "alisio"}}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": models})
+	case r.Method == http.MethodPost && path == "/chat/completions":
+		s.chat(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path)
+	}
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	if v := checkPairing(req); v != "" {
+		s.violations = append(s.violations, v)
+		s.mu.Unlock()
+		writeError(w, http.StatusBadRequest, v)
+		return
+	}
+	rep := Reply{Text: "(alisio test provider: the script has no more replies)"}
+	if len(s.script.Replies) > 0 {
+		rep = s.script.Replies[0]
+		s.script.Replies = s.script.Replies[1:]
+	}
+	s.mu.Unlock()
+	if rep.DelayMs > 0 {
+		select {
+		case <-time.After(time.Duration(rep.DelayMs) * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	switch {
+	case rep.Status != 0:
+		if rep.RetryAfter != "" {
+			w.Header().Set("Retry-After", rep.RetryAfter)
+		}
+		writeError(w, rep.Status, rep.Error)
+		return
+	case rep.Garbage:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
+		return
+	}
+	if rep.FinishReason == "" {
+		rep.FinishReason = "stop"
+		if len(rep.ToolCalls) > 0 {
+			rep.FinishReason = "tool_calls"
+		}
+	}
+	if rep.PromptTokens == 0 {
+		raw, _ := json.Marshal(req["messages"])
+		rep.PromptTokens = len(raw) / 4
+	}
+	if stream, _ := req["stream"].(bool); stream {
+		s.stream(w, rep)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": rep.Text}
+	if rep.Reasoning != "" {
+		msg["reasoning_content"] = rep.Reasoning
+	}
+	if len(rep.ToolCalls) > 0 {
+		var calls []map[string]any
+		for _, c := range rep.ToolCalls {
+			calls = append(calls, map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}})
+		}
+		msg["tool_calls"] = calls
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": "chatcmpl-alisio", "object": "chat.completion", "created": time.Now().Unix(),
+		"model": req["model"], "choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": rep.FinishReason}},
+		"usage": usage(rep)})
+}
+
+func usage(rep Reply) map[string]any {
+	completion := (len(rep.Text) + len(rep.Reasoning)) / 4
+	return map[string]any{"prompt_tokens": rep.PromptTokens, "completion_tokens": completion, "total_tokens": rep.PromptTokens + completion}
+}
+
+// stream answers as Server-Sent Events, the way the API streams: role, content pieces, tool call pieces,
+// the finish reason, then usage and [DONE].
+func (s *Server) stream(w http.ResponseWriter, rep Reply) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(delta map[string]any, finish any, extra map[string]any) {
+		chunk := map[string]any{"id": "chatcmpl-alisio", "object": "chat.completion.chunk", "created": 1, "model": "alisio-test",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		for k, v := range extra {
+			chunk[k] = v
+		}
+		if delta == nil {
+			chunk["choices"] = []any{}
+		}
+		b, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send(map[string]any{"role": "assistant", "content": ""}, nil, nil)
+	for _, piece := range pieces(rep.Reasoning) {
+		send(map[string]any{"reasoning_content": piece}, nil, nil)
+	}
+	for _, piece := range pieces(rep.Text) {
+		send(map[string]any{"content": piece}, nil, nil)
+	}
+	for i, c := range rep.ToolCalls {
+		send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil, nil)
+		args := pieces(c.Arguments)
+		for j, piece := range args {
+			if rep.CutMidToolCall && j >= len(args)/2 {
+				return // the connection drops mid-call: no finish reason, no [DONE]
+			}
+			send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": piece}}}}, nil, nil)
+		}
+	}
+	send(map[string]any{}, rep.FinishReason, nil)
+	send(nil, nil, map[string]any{"usage": usage(rep)})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// pieces splits s into small chunks, as a streaming API does.
+func pieces(s string) []string {
+	var out []string
+	r := []rune(s)
+	for len(r) > 0 {
+		n := min(len(r), 7)
+		out = append(out, string(r[:n]))
+		r = r[n:]
+	}
+	return out
+}
+
+// checkPairing applies the API's rule: each tool message answers a call of the assistant message before it,
+// and no message other than a tool result comes while calls are unanswered.
+func checkPairing(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	open := map[string]bool{}
+	for i, raw := range msgs {
+		m, _ := raw.(map[string]any)
+		role, _ := m["role"].(string)
+		if role == "tool" {
+			id, _ := m["tool_call_id"].(string)
+			if !open[id] {
+				return fmt.Sprintf("messages[%d]: messages with role 'tool' must be a response to a preceding message with 'tool_calls' (tool_call_id %q)", i, id)
+			}
+			delete(open, id)
+			continue
+		}
+		if len(open) > 0 {
+			var ids []string
+			for id := range open {
+				ids = append(ids, id)
+			}
+			return fmt.Sprintf("messages[%d]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id' (missing %s)", i, strings.Join(ids, ", "))
+		}
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			cm, _ := c.(map[string]any)
+			id, _ := cm["id"].(string)
+			open[id] = true
+		}
+	}
+	return ""
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	typ := "invalid_request_error"
+	if status >= 500 {
+		typ = "server_error"
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ}})
+}

@@ -1,0 +1,391 @@
+// Package tools holds the agent's built-in tools. File tools act only inside the workspace root: they go
+// through os.Root, which refuses any path that escapes it (.., absolute paths, symlinks pointing out).
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+)
+
+// Limits bound what tools return and how long commands run.
+type Limits struct {
+	// OutputChars caps every tool result (head and tail kept). Default 30000.
+	OutputChars int
+	// CommandTimeout is the default and MaxCommandTimeout the largest timeout of run_command.
+	CommandTimeout    time.Duration
+	MaxCommandTimeout time.Duration
+}
+
+// DefaultLimits are the limits used when none are set.
+func DefaultLimits() Limits {
+	return Limits{OutputChars: 30_000, CommandTimeout: 60 * time.Second, MaxCommandTimeout: 10 * time.Minute}
+}
+
+// FileUse reports a file a tool read or edited (for the relevant-files ranking).
+type FileUse struct {
+	Path   string
+	Edited bool
+}
+
+// Set is the tool catalog of one workspace.
+type Set struct {
+	root   *os.Root
+	dir    string
+	limits Limits
+	tools  map[string]*tool
+	order  []string
+	// OnFile, when set, is told about every file a tool read or edited.
+	OnFile func(FileUse)
+}
+
+type tool struct {
+	spec   provider.ToolSpec
+	schema *jsonschema.Schema
+	run    func(ctx context.Context, args map[string]any) (string, error)
+}
+
+// New opens the workspace at dir and builds the built-in tools.
+func New(dir string, limits Limits) (*Set, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("opening workspace %s: %w", abs, err)
+	}
+	s := &Set{root: root, dir: abs, limits: limits, tools: map[string]*tool{}}
+	for _, t := range []struct {
+		name, desc, params string
+		run                func(ctx context.Context, args map[string]any) (string, error)
+	}{
+		{"read_file", "Read a text file of the workspace, optionally a range of lines (1-based, inclusive).",
+			`{"type":"object","properties":{"path":{"type":"string","description":"path relative to the workspace root"},"startLine":{"type":"integer","minimum":1},"endLine":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`, s.readFile},
+		{"list_dir", "List a directory of the workspace (directories end with /).",
+			`{"type":"object","properties":{"path":{"type":"string","description":"path relative to the workspace root; . for the root"}},"required":["path"],"additionalProperties":false}`, s.listDir},
+		{"search", "Search the workspace's text files for a regular expression; returns path:line: text.",
+			`{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string","description":"directory to search, default ."}},"required":["pattern"],"additionalProperties":false}`, s.search},
+		{"write_file", "Create or overwrite a file of the workspace with the given content.",
+			`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`, s.writeFile},
+		{"edit_file", "Replace one exact occurrence of oldText with newText in a file of the workspace.",
+			`{"type":"object","properties":{"path":{"type":"string"},"oldText":{"type":"string","minLength":1},"newText":{"type":"string"}},"required":["path","oldText","newText"],"additionalProperties":false}`, s.editFile},
+		{"run_command", "Run a shell command in the workspace root with a timeout; returns its exit code and output.",
+			`{"type":"object","properties":{"command":{"type":"string","minLength":1},"timeoutSeconds":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`, s.runCommand},
+	} {
+		if err := s.add(t.name, t.desc, t.params, t.run); err != nil {
+			_ = root.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Set) add(name, desc, params string, run func(context.Context, map[string]any) (string, error)) error {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(params))
+	if err != nil {
+		return fmt.Errorf("tool %s schema: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(name+".json", doc); err != nil {
+		return err
+	}
+	sch, err := c.Compile(name + ".json")
+	if err != nil {
+		return fmt.Errorf("tool %s schema: %w", name, err)
+	}
+	s.tools[name] = &tool{spec: provider.ToolSpec{Name: name, Description: desc, Parameters: json.RawMessage(params)}, schema: sch, run: run}
+	s.order = append(s.order, name)
+	return nil
+}
+
+// Close releases the workspace.
+func (s *Set) Close() error { return s.root.Close() }
+
+// Dir is the workspace root.
+func (s *Set) Dir() string { return s.dir }
+
+// Specs returns the catalog sent to the model, in a stable order.
+func (s *Set) Specs() []provider.ToolSpec {
+	out := make([]provider.ToolSpec, len(s.order))
+	for i, n := range s.order {
+		out[i] = s.tools[n].spec
+	}
+	return out
+}
+
+// CatalogChars is the size of the serialized catalog (toolsText, TC1).
+func (s *Set) CatalogChars() int {
+	raw, _ := json.Marshal(s.Specs())
+	return utf8.RuneCount(raw)
+}
+
+// Run executes one call. Every failure — unknown tool, invalid arguments, a path outside the workspace, a
+// command that fails — comes back as a result the model can read, with isError set.
+func (s *Set) Run(ctx context.Context, name, arguments string) (result string, isError bool) {
+	t, ok := s.tools[name]
+	if !ok {
+		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, strings.Join(s.order, ", ")), true
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
+		return fmt.Sprintf("Error: the arguments of %s are not a JSON object: %v", name, err), true
+	}
+	inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(arguments))
+	if err := t.schema.Validate(inst); err != nil {
+		return fmt.Sprintf("Error: invalid arguments for %s: %v", name, oneLine(err)), true
+	}
+	out, err := t.run(ctx, args)
+	if err != nil {
+		return "Error: " + err.Error(), true
+	}
+	return capOutput(out, s.limits.OutputChars), false
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+// capOutput keeps the head and the tail of s when it is longer than limit chars.
+func capOutput(s string, limit int) string {
+	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	head := limit * 2 / 3
+	tail := limit - head
+	return string(r[:head]) + fmt.Sprintf("\n[… %d characters omitted …]\n", len(r)-limit) + string(r[len(r)-tail:])
+}
+
+// rel checks a path given by the model and returns it relative to the root; os.Root enforces the rest.
+func rel(args map[string]any, key string) (string, error) {
+	p, _ := args[key].(string)
+	if p == "" {
+		p = "."
+	}
+	if filepath.IsAbs(p) {
+		return "", fmt.Errorf("%s is an absolute path; use a path relative to the workspace root", p)
+	}
+	clean := filepath.Clean(p)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("%s is outside the workspace; tools act only inside the workspace root", p)
+	}
+	return clean, nil
+}
+
+// explain rewords os.Root's refusals.
+func explain(p string, err error) error {
+	if err != nil && strings.Contains(err.Error(), "escapes") {
+		return fmt.Errorf("%s leads outside the workspace (through a symlink); tools act only inside the workspace root", p)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", p, pe.Err)
+	}
+	return err
+}
+
+func (s *Set) note(p string, edited bool) {
+	if s.OnFile != nil {
+		s.OnFile(FileUse{Path: p, Edited: edited})
+	}
+}
+
+func (s *Set) readFile(_ context.Context, args map[string]any) (string, error) {
+	p, err := rel(args, "path")
+	if err != nil {
+		return "", err
+	}
+	raw, err := s.root.ReadFile(p)
+	if err != nil {
+		return "", explain(p, err)
+	}
+	if !utf8.Valid(raw) || bytes.IndexByte(raw, 0) >= 0 {
+		return "", fmt.Errorf("%s is not a text file (%d bytes)", p, len(raw))
+	}
+	s.note(p, false)
+	lines := strings.SplitAfter(string(raw), "\n")
+	start, end := intArg(args, "startLine", 1), intArg(args, "endLine", len(lines))
+	if start > len(lines) {
+		return "", fmt.Errorf("%s has %d lines; startLine %d is past the end", p, len(lines), start)
+	}
+	end = min(end, len(lines))
+	if end < start {
+		return "", fmt.Errorf("endLine %d is before startLine %d", end, start)
+	}
+	return strings.Join(lines[start-1:end], ""), nil
+}
+
+func intArg(args map[string]any, key string, def int) int {
+	if v, ok := args[key].(float64); ok {
+		return int(v)
+	}
+	return def
+}
+
+func (s *Set) listDir(_ context.Context, args map[string]any) (string, error) {
+	p, err := rel(args, "path")
+	if err != nil {
+		return "", err
+	}
+	entries, err := fs.ReadDir(s.root.FS(), filepath.ToSlash(p))
+	if err != nil {
+		return "", explain(p, err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		b.WriteString(e.Name())
+		if e.IsDir() {
+			b.WriteByte('/')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}
+
+var skipDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
+
+func (s *Set) search(ctx context.Context, args map[string]any) (string, error) {
+	p, err := rel(args, "path")
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.root.Stat(p); err != nil {
+		return "", explain(p, err)
+	}
+	re, err := regexp.Compile(args["pattern"].(string))
+	if err != nil {
+		return "", fmt.Errorf("invalid pattern: %v", err)
+	}
+	var hits []string
+	const maxHits = 200
+	err = fs.WalkDir(s.root.FS(), filepath.ToSlash(p), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			if skipDirs[d.Name()] && path != filepath.ToSlash(p) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		raw, err := fs.ReadFile(s.root.FS(), path)
+		if err != nil || bytes.IndexByte(raw, 0) >= 0 {
+			return nil
+		}
+		for i, line := range strings.Split(string(raw), "\n") {
+			if re.MatchString(line) {
+				hits = append(hits, fmt.Sprintf("%s:%d: %s", path, i+1, strings.TrimSpace(line)))
+				if len(hits) >= maxHits {
+					return fs.SkipAll
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", explain(p, err)
+	}
+	sort.Strings(hits)
+	if len(hits) == 0 {
+		return "no matches", nil
+	}
+	return strings.Join(hits, "\n"), nil
+}
+
+func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) {
+	p, err := rel(args, "path")
+	if err != nil {
+		return "", err
+	}
+	if dir := filepath.Dir(p); dir != "." {
+		if err := s.root.MkdirAll(dir, 0o755); err != nil {
+			return "", explain(p, err)
+		}
+	}
+	content := args["content"].(string)
+	if err := s.root.WriteFile(p, []byte(content), 0o644); err != nil {
+		return "", explain(p, err)
+	}
+	s.note(p, true)
+	return fmt.Sprintf("wrote %s (%d bytes)", p, len(content)), nil
+}
+
+func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
+	p, err := rel(args, "path")
+	if err != nil {
+		return "", err
+	}
+	raw, err := s.root.ReadFile(p)
+	if err != nil {
+		return "", explain(p, err)
+	}
+	oldText, newText := args["oldText"].(string), args["newText"].(string)
+	switch n := strings.Count(string(raw), oldText); n {
+	case 0:
+		return "", fmt.Errorf("oldText was not found in %s; read the file and copy the exact text", p)
+	case 1:
+	default:
+		return "", fmt.Errorf("oldText occurs %d times in %s; include more context so that it is unique", n, p)
+	}
+	info, err := s.root.Stat(p)
+	if err != nil {
+		return "", explain(p, err)
+	}
+	if err := s.root.WriteFile(p, []byte(strings.Replace(string(raw), oldText, newText, 1)), info.Mode().Perm()); err != nil {
+		return "", explain(p, err)
+	}
+	s.note(p, true)
+	return "edited " + p, nil
+}
+
+func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, error) {
+	timeout := s.limits.CommandTimeout
+	if v, ok := args["timeoutSeconds"].(float64); ok {
+		timeout = min(time.Duration(v)*time.Second, s.limits.MaxCommandTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", args["command"].(string))
+	cmd.Dir = s.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	text := strings.ToValidUTF8(out.String(), "�")
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return "", fmt.Errorf("the command did not finish within %v and was killed; output so far:\n%s", timeout, capOutput(text, s.limits.OutputChars/2))
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("the command was cancelled")
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		return "", fmt.Errorf("running the command: %v", err)
+	}
+	return fmt.Sprintf("exit code %d\n%s", code, text), nil
+}

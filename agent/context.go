@@ -148,19 +148,39 @@ func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit com
 // Prepare does what the agent does before a model call — triggers, compaction, reduction, last resort — and
 // persists the result atomically, the reduction included when the F1 error is returned.
 func (m *ContextManager) Prepare(ctx context.Context, id string, g *compaction.Guard, emit compaction.Emitter) (compaction.Prepared, error) {
+	p, err := m.prepare(ctx, id, g, emit)
+	return p.Prepared, err
+}
+
+// prepared is a Prepared whose View was read back from the store (stored IDs) and its size.
+type prepared struct {
+	compaction.Prepared
+	chars int
+}
+
+func (m *ContextManager) prepare(ctx context.Context, id string, g *compaction.Guard, emit compaction.Emitter) (prepared, error) {
 	v, err := m.Store.Transcript(id)
 	if err != nil {
-		return compaction.Prepared{}, err
+		return prepared{}, err
 	}
-	p, perr := compaction.Prepare(ctx, m.input(v), m.Config, m.budget(), m.options(compaction.ReasonAuto, ""), m.Summarizer, g, emit)
+	in := m.input(v)
+	meter := compaction.NewMeter(v.Messages)
+	in.Meter = meter
+	p, perr := compaction.Prepare(ctx, in, m.Config, m.budget(), m.options(compaction.ReasonAuto, ""), m.Summarizer, g, emit)
 	var budgetErr *compaction.BudgetError
 	if perr != nil && !errors.As(perr, &budgetErr) {
-		return p, perr
+		return prepared{Prepared: p}, perr
 	}
+	out := prepared{Prepared: p, chars: in.InstructionsChars + meter.Chars() + in.ToolsChars}
 	if p.Changed {
 		if _, err := m.Store.Apply(id, p.Rewrite); err != nil {
-			return p, fmt.Errorf("saving the compacted transcript: %w", err)
+			return out, fmt.Errorf("saving the compacted transcript: %w", err)
 		}
+		if v, err = m.Store.Transcript(id); err != nil {
+			return out, err
+		}
+		out.View = v.Messages
+		out.chars = in.InstructionsChars + transcript.TotalChars(v.Messages) + in.ToolsChars
 	}
-	return p, perr
+	return out, perr
 }

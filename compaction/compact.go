@@ -187,6 +187,10 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 			}
 			cp.Partial = cp.Partial || reply.Truncated
 		}
+		if prev != nil && cp.Text == "" {
+			// The user's constraints survive every compaction, whatever the summarizer kept.
+			cp.Instructions = union(prev.Instructions, cp.Instructions)
+		}
 		prev = &cp
 	}
 	return cp, stats, nil
@@ -218,4 +222,15 @@ func chunk(span []transcript.Message, opts Options) ([][]transcript.Message, err
 		out = append(out, span[startIdx:])
 	}
 	return out, nil
+}
+
+// union returns a followed by the entries of b not in a.
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, s := range b {
+		if !contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -132,7 +132,8 @@ func TestCompact_StructuredReplyAndPromptContents(t *testing.T) {
 	if !json.Valid(req.Schema) {
 		t.Fatal("schema")
 	}
-	if res.Checkpoint.Instructions[0] != "never push" || res.Checkpoint.Partial || !strings.Contains(res.View[0].Text, "## Goal\ng") {
+	// The previous checkpoint's instructions are carried over even though the summarizer dropped them.
+	if strings.Join(res.Checkpoint.Instructions, "|") != "keep it short|never push" || res.Checkpoint.Partial || !strings.Contains(res.View[0].Text, "## Goal\ng") {
 		t.Fatalf("checkpoint %+v", res.Checkpoint)
 	}
 }

@@ -53,9 +53,12 @@ func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta))
 		return Reply{}, describe(err)
 	}
 	if len(acc.Choices) == 0 {
-		return Reply{}, errors.New("the provider's stream ended without an answer")
+		return Reply{}, errors.New("the provider's stream ended without an answer (is provider.baseURL an OpenAI-compatible /v1 endpoint?)")
 	}
 	ch := acc.Choices[0]
+	if ch.FinishReason == "" {
+		return Reply{}, errors.New("the provider's stream was cut before the reply finished (no finish reason); nothing of it was kept")
+	}
 	msg := transcript.Message{Role: transcript.RoleAssistant, Text: ch.Message.Content, Reasoning: reasoning}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {

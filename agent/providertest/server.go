@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,9 @@ import (
 // Script is what the server answers, in order.
 type Script struct {
 	Replies []Reply `json:"replies"`
+	// Summaries answer the summarizer's requests (those asking for the "checkpoint" schema), in order; when
+	// they run out, the server writes a checkpoint that quotes the user's messages.
+	Summaries []Reply `json:"summaries,omitempty"`
 	// Models is the /models list; empty gives one model "alisio-test" with no window.
 	Models []map[string]any `json:"models,omitempty"`
 }
@@ -111,10 +115,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, v)
 		return
 	}
-	rep := Reply{Text: "(alisio test provider: the script has no more replies)"}
-	if len(s.script.Replies) > 0 {
+	var rep Reply
+	switch {
+	case isSummaryRequest(req) && len(s.script.Summaries) > 0:
+		rep = s.script.Summaries[0]
+		s.script.Summaries = s.script.Summaries[1:]
+	case isSummaryRequest(req):
+		rep = Reply{Text: autoCheckpoint(req)}
+	case len(s.script.Replies) > 0:
 		rep = s.script.Replies[0]
 		s.script.Replies = s.script.Replies[1:]
+	default:
+		rep = Reply{Text: "(alisio test provider: the script has no more replies)"}
 	}
 	s.mu.Unlock()
 	if rep.DelayMs > 0 {
@@ -271,4 +283,41 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 		typ = "server_error"
 	}
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ}})
+}
+
+func isSummaryRequest(req map[string]any) bool {
+	rf, _ := req["response_format"].(map[string]any)
+	js, _ := rf["json_schema"].(map[string]any)
+	return js["name"] == "checkpoint"
+}
+
+var userBlock = regexp.MustCompile(`(?s)<user>\n(.*?)\n</user>`)
+
+// autoCheckpoint answers a summarizer request with a valid checkpoint that quotes the user's messages as
+// instructions, restricted to the fields the request's schema asks for.
+func autoCheckpoint(req map[string]any) string {
+	prompt := ""
+	if msgs, ok := req["messages"].([]any); ok && len(msgs) > 0 {
+		last, _ := msgs[len(msgs)-1].(map[string]any)
+		prompt, _ = last["content"].(string)
+	}
+	instructions := []string{}
+	for _, m := range userBlock.FindAllStringSubmatch(prompt, -1) {
+		instructions = append(instructions, m[1])
+	}
+	cp := map[string]any{"goal": "(test provider) continue the user's task", "instructions": instructions,
+		"discoveries": []string{}, "accomplished": []string{fmt.Sprintf("%d characters of history summarized", len(prompt))},
+		"currentState": "(test provider checkpoint)", "nextSteps": []string{"continue"}, "relevantFiles": []any{}}
+	rf, _ := req["response_format"].(map[string]any)
+	js, _ := rf["json_schema"].(map[string]any)
+	schema, _ := js["schema"].(map[string]any)
+	if props, ok := schema["properties"].(map[string]any); ok {
+		for k := range cp {
+			if _, wanted := props[k]; !wanted {
+				delete(cp, k)
+			}
+		}
+	}
+	b, _ := json.Marshal(cp)
+	return string(b)
 }

@@ -1,0 +1,287 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/openai/openai-go/v3/option"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/agent/tools"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// DefaultInstructions is the agent's system prompt.
+const DefaultInstructions = `You are alisio, a careful coding agent working in the user's workspace through tools. Read before you edit, keep changes minimal and focused, follow the user's instructions and constraints exactly, and say clearly what you changed and what remains. Paths are relative to the workspace root.`
+
+// ErrUncertain: the session has tool calls whose outcome is unknown (U1); recover them first.
+var ErrUncertain = errors.New("the session has tool calls with an unknown outcome")
+
+// EventKind names what an agent Event reports.
+type EventKind string
+
+// Agent event kinds; compaction events arrive as EventCompaction with the compaction.Event attached.
+const (
+	EventDelta      EventKind = "delta"
+	EventToolCall   EventKind = "tool_call"
+	EventToolResult EventKind = "tool_result"
+	EventCompaction EventKind = "compaction"
+	EventReply      EventKind = "reply"
+)
+
+// Event is something the agent reports while a turn runs.
+type Event struct {
+	Session    string
+	Kind       EventKind
+	Delta      provider.Delta
+	Call       transcript.ToolCall
+	Result     string
+	IsError    bool
+	Compaction compaction.Event
+}
+
+// Agent runs turns of stored sessions: before every model call the compaction engine runs; tool calls are
+// journaled before they run and their results after (U1).
+type Agent struct {
+	ContextManager
+	Chat  provider.Chat
+	Tools *tools.Set
+	Log   *zap.Logger
+	// OnEvent, when set, receives every event of every turn.
+	OnEvent func(Event)
+
+	mu       sync.Mutex
+	sessions map[string]*sessionState
+}
+
+// sessionState is what the agent keeps per session between calls: the running size, the compaction guard,
+// tokens used and the provider's last report.
+type sessionState struct {
+	turn         sync.Mutex
+	guard        compaction.Guard
+	tokensUsed   int
+	lastReported int
+	lastChars    int
+}
+
+func (a *Agent) state(id string) *sessionState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sessions == nil {
+		a.sessions = map[string]*sessionState{}
+	}
+	st, ok := a.sessions[id]
+	if !ok {
+		st = &sessionState{}
+		a.sessions[id] = st
+	}
+	return st
+}
+
+func (a *Agent) emit(e Event) {
+	if a.OnEvent != nil {
+		a.OnEvent(e)
+	}
+}
+
+func (a *Agent) log() *zap.Logger {
+	if a.Log == nil {
+		return zap.NewNop()
+	}
+	return a.Log
+}
+
+// TurnResult is the outcome of Prompt.
+type TurnResult struct {
+	// Reply is the model's final text; ModelCalls how many calls the turn took.
+	Reply      string
+	ModelCalls int
+	// Cut reports that limits.maxOutputTokens cut the final reply.
+	Cut bool
+}
+
+// UncertainCallsError lists uncertain calls and says how to recover.
+type UncertainCallsError struct {
+	Session string
+	Calls   []transcript.ToolCall
+}
+
+func (e *UncertainCallsError) Error() string {
+	var ids []string
+	for _, c := range e.Calls {
+		ids = append(ids, fmt.Sprintf("%s (%s)", c.ID, c.Name))
+	}
+	return fmt.Sprintf("%v: %s. alisio-lsp stopped while they ran, so they may or may not have taken effect; they are never retried automatically. "+
+		"Record that their outcome is unknown with `alisio-lsp sessions recover %s --acknowledge` (or Alisio: Recover in the editor), then continue.",
+		ErrUncertain, strings.Join(ids, ", "), e.Session)
+}
+
+func (e *UncertainCallsError) Unwrap() error { return ErrUncertain }
+
+// Prompt runs one turn of session id: the user's text, then model calls and tool calls until the model answers
+// without calls, the session's token cap is reached, or ctx is cancelled. Turns of one session are serialized.
+func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error) {
+	st := a.state(id)
+	st.turn.Lock()
+	defer st.turn.Unlock()
+	var res TurnResult
+	view, err := a.Store.Transcript(id)
+	if err != nil {
+		return res, err
+	}
+	if calls := transcript.UnansweredCalls(view.Messages); len(calls) > 0 {
+		return res, &UncertainCallsError{Session: id, Calls: calls}
+	}
+	if _, err := a.Store.Append(id, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
+		return res, fmt.Errorf("saving the prompt: %w", err)
+	}
+	st.guard.NewTurn()
+	cfg := a.Config
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("turn cancelled: %w", err)
+		}
+		if cfg.Limits.MaxTokens > 0 && st.tokensUsed >= cfg.Limits.MaxTokens {
+			return res, fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", st.tokensUsed, cfg.Limits.MaxTokens)
+		}
+		msgs, err := a.beforeModelCall(ctx, id, st)
+		if err != nil {
+			return res, err
+		}
+		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.Instructions, Messages: msgs, Tools: a.Tools.Specs(),
+			MaxOutputTokens: cfg.Limits.MaxOutputTokens}, func(d provider.Delta) { a.emit(Event{Session: id, Kind: EventDelta, Delta: d}) })
+		res.ModelCalls++
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, fmt.Errorf("turn cancelled: %w", ctx.Err())
+			}
+			return res, fmt.Errorf("model call failed (the session is unchanged and you can retry): %w", err)
+		}
+		st.tokensUsed += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
+		if reply.Usage.PromptTokens > 0 {
+			st.lastReported = reply.Usage.PromptTokens
+		}
+		// The assistant message, with its calls, is the journal entry written before any call runs.
+		if _, err := a.Store.Append(id, reply.Message); err != nil {
+			return res, fmt.Errorf("saving the reply: %w", err)
+		}
+		if len(reply.Message.ToolCalls) == 0 {
+			res.Reply, res.Cut = reply.Message.Text, reply.FinishReason == "length"
+			a.emit(Event{Session: id, Kind: EventReply, Result: res.Reply})
+			return res, nil
+		}
+		for _, call := range reply.Message.ToolCalls {
+			a.emit(Event{Session: id, Kind: EventToolCall, Call: call})
+			out, isErr := a.Tools.Run(ctx, call.Name, call.Arguments)
+			if ctx.Err() != nil {
+				out, isErr = "The call was cancelled by the user before it finished; its effects may be partial.", true
+			}
+			a.emit(Event{Session: id, Kind: EventToolResult, Call: call, Result: out, IsError: isErr})
+			_, err := a.Store.Append(id, transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr})
+			if err != nil {
+				return res, fmt.Errorf("saving the result of %s: %w", call.ID, err)
+			}
+		}
+	}
+}
+
+// beforeModelCall runs the compaction engine on the stored transcript, persists what it changed and returns
+// the messages to send.
+func (a *Agent) beforeModelCall(ctx context.Context, id string, st *sessionState) ([]transcript.Message, error) {
+	emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
+	p, err := a.prepare(ctx, id, &st.guard, emit)
+	if err != nil {
+		return nil, err
+	}
+	st.lastChars = p.chars
+	return p.View, nil
+}
+
+// Calibration is the per-session comparison of the chars/4 estimate with what the provider reported.
+type Calibration struct {
+	// EstimatedTokens is chars/4 of the last request; ReportedTokens the prompt tokens the provider reported
+	// for it; CharsPerToken the observed ratio (0 until a report).
+	EstimatedTokens int     `json:"estimatedTokens"`
+	ReportedTokens  int     `json:"reportedTokens"`
+	CharsPerToken   float64 `json:"charsPerToken"`
+}
+
+// Calibration returns the session's usage calibration.
+func (a *Agent) Calibration(id string) Calibration {
+	st := a.state(id)
+	c := Calibration{EstimatedTokens: transcript.EstimateTokens(st.lastChars), ReportedTokens: st.lastReported}
+	if st.lastReported > 0 {
+		c.CharsPerToken = float64(st.lastChars) / float64(st.lastReported)
+	}
+	return c
+}
+
+// RecoveryNote is the result recorded for an uncertain call (U2).
+const RecoveryNote = "The outcome of this tool call is unknown: alisio-lsp stopped while it was running, so it may or may not have taken effect. Nothing was undone or retried. Verify the current state before relying on it or running it again."
+
+// Recover lists the uncertain calls of session id and, with acknowledge, records RecoveryNote as their results
+// (U2). Without acknowledge it changes nothing.
+func Recover(store *storage.Store, id string, acknowledge bool) ([]transcript.ToolCall, error) {
+	v, err := store.Transcript(id)
+	if err != nil {
+		return nil, err
+	}
+	calls := transcript.UnansweredCalls(v.Messages)
+	if !acknowledge || len(calls) == 0 {
+		return calls, nil
+	}
+	results := make([]transcript.Message, len(calls))
+	for i, c := range calls {
+		results[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: RecoveryNote, IsError: true}
+	}
+	if _, err := store.Append(id, results...); err != nil {
+		return nil, fmt.Errorf("recording the recovery: %w", err)
+	}
+	return calls, nil
+}
+
+// New builds the agent for the workspace at dir with cfg: the configured provider (the OpenAI-compatible one
+// for now), its context window (from the settings, else the provider's model list), and the built-in tools.
+func New(ctx context.Context, store *storage.Store, cfg config.Config, dir string, log *zap.Logger, extra ...option.RequestOption) (*Agent, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	p, source := cfg.ActiveProvider()
+	if p.Kind == "" {
+		return nil, errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
+			"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
+	}
+	if p.Kind != "openai" {
+		return nil, fmt.Errorf("provider.kind %q is not supported yet; use \"openai\" (any OpenAI-compatible server)", p.Kind)
+	}
+	chat, err := provider.NewOpenAI(p, extra...)
+	if err != nil {
+		return nil, err
+	}
+	window := p.ContextWindow
+	if window == 0 {
+		w, err := chat.ContextWindow(ctx)
+		if err != nil {
+			log.Warn("could not read the context window from the provider's model list; using limits.maxContextChars/4", zap.Error(err))
+		}
+		if w > 0 {
+			window, source = w, "models"
+		}
+	}
+	ts, err := tools.New(dir, tools.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	return &Agent{
+		ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: chat, Instructions: DefaultInstructions,
+			ToolsChars: ts.CatalogChars(), Window: window, WindowSource: source},
+		Chat: chat, Tools: ts, Log: log,
+	}, nil
+}

@@ -1,0 +1,289 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+type harness struct {
+	agent  *agent.Agent
+	store  *storage.Store
+	server *providertest.Server
+	ws     string
+	events []agent.Event
+}
+
+func newHarness(t *testing.T, cfg config.Config, script providertest.Script) *harness {
+	t.Helper()
+	srv := providertest.New(script)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test"}
+	a, err := agent.New(context.Background(), st, cfg, ws, nil, option.WithMaxRetries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{agent: a, store: st, server: srv, ws: ws}
+	a.OnEvent = func(e agent.Event) { h.events = append(h.events, e) }
+	return h
+}
+
+func (h *harness) session(t *testing.T) string {
+	s, err := h.store.CreateSession(storage.Session{Workspace: h.ws}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ID
+}
+
+// checkAll runs the invariant checks on the stored session and on every request the server saw.
+func (h *harness) checkAll(t *testing.T, id string) {
+	t.Helper()
+	if v := h.server.Violations(); len(v) > 0 {
+		t.Fatalf("the provider received invalid requests: %v", v)
+	}
+	view, err := h.store.Transcript(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transcripttest.CheckStructure(view.Messages); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing is lost: every message ever sent is still in the history.
+	hist, _ := h.store.History(id)
+	ids := map[string]bool{}
+	for _, m := range hist {
+		ids[m.ID] = true
+	}
+	for _, m := range view.Messages {
+		if !ids[m.ID] {
+			t.Fatalf("message %s of the transcript is missing from the history", m.ID)
+		}
+	}
+}
+
+func call(id, name, args string) providertest.ToolCall {
+	return providertest.ToolCall{ID: id, Name: name, Arguments: args}
+}
+
+func TestAgent_ToolLoopAcrossTurns(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{
+		Models: []map[string]any{{"id": "alisio-test", "context_length": 32768}},
+		Replies: []providertest.Reply{
+			{Text: "Reading both.", ToolCalls: []providertest.ToolCall{call("call_a", "read_file", `{"path":"main.go"}`), call("call_b", "list_dir", `{"path":"."}`)}},
+			{ToolCalls: []providertest.ToolCall{call("call_c", "edit_file", `{"path":"main.go","oldText":"func main() {}","newText":"func main() { println(1) }"}`)}},
+			{Text: "Done: main prints 1.", Reasoning: "simple"},
+			{Text: "Second turn answer."},
+		}})
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "make main print 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reply != "Done: main prints 1." || res.ModelCalls != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	raw, _ := os.ReadFile(filepath.Join(h.ws, "main.go"))
+	if !strings.Contains(string(raw), "println(1)") {
+		t.Fatal("the edit did not happen")
+	}
+	if _, err := h.agent.Prompt(context.Background(), id, "thanks"); err != nil {
+		t.Fatal(err)
+	}
+	h.checkAll(t, id)
+	v, _ := h.store.Transcript(id)
+	if len(v.Messages) != 9 || v.Messages[1].ToolCalls[1].ID != "call_b" || v.Messages[6].Reasoning != "simple" {
+		t.Fatalf("transcript has %d messages", len(v.Messages))
+	}
+	// The replayed request carries the calls and results byte-exact, and the reasoning back.
+	reqs := h.server.Requests()
+	last := reqs[len(reqs)-1]["messages"].([]any)
+	if len(last) != 9 || !strings.Contains(stringify(last), `"tool_call_id":"call_b"`) || !strings.Contains(stringify(last), `"reasoning_content":"simple"`) {
+		t.Fatalf("replayed request: %s", stringify(last))
+	}
+	if h.agent.Window != 32768 || h.agent.WindowSource != "models" {
+		t.Fatalf("window %d from %q", h.agent.Window, h.agent.WindowSource)
+	}
+	if c := h.agent.Calibration(id); c.ReportedTokens == 0 || c.CharsPerToken == 0 {
+		t.Fatalf("calibration %+v", c)
+	}
+}
+
+func stringify(v any) string {
+	var b strings.Builder
+	enc := newEncoder(&b)
+	_ = enc.Encode(v)
+	return b.String()
+}
+
+func TestAgent_AutomaticCompactionInsideALongTurn(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 40_000
+	cfg.Compaction.KeepTurns = 2
+	var replies []providertest.Reply
+	for i := 0; i < 30; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+			call("call_"+string(rune('a'+i%26))+string(rune('a'+i/26)), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\0' y"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "All done."})
+	h := newHarness(t, cfg, providertest.Script{Replies: replies})
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "run the command thirty times. Never touch main.go.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reply != "All done." {
+		t.Fatalf("%+v", res)
+	}
+	h.checkAll(t, id)
+	compactions := 0
+	for _, e := range h.events {
+		if e.Kind == agent.EventCompaction && e.Compaction.Type == compaction.EventCompleted {
+			compactions++
+		}
+	}
+	if compactions == 0 {
+		t.Fatal("no automatic compaction in a turn that outgrew the budget")
+	}
+	for i, r := range h.server.Requests() {
+		if n := len(stringify(r["messages"])); n > 2*40_000 {
+			t.Fatalf("request %d is %d bytes: an oversized request was sent", i, n)
+		}
+	}
+	v, _ := h.store.Transcript(id)
+	if !v.Messages[0].Summary || !strings.Contains(v.Messages[0].Text, "Never touch main.go") {
+		t.Fatalf("the checkpoint lost the user's constraint: %q", v.Messages[0].Text)
+	}
+}
+
+func TestAgent_ProviderFailuresLeaveTheSessionConsistent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		reply   providertest.Reply
+		retried bool
+		want    string
+	}{
+		{"server error", providertest.Reply{Status: 500, Error: "upstream overloaded"}, true, "HTTP 500: upstream overloaded"},
+		{"rate limited", providertest.Reply{Status: 429, Error: "Rate limit reached", RetryAfter: "0"}, true, "HTTP 429"},
+		{"garbage", providertest.Reply{Garbage: true}, false, "OpenAI-compatible /v1 endpoint"},
+		{"stream cut mid tool call", providertest.Reply{ToolCalls: []providertest.ToolCall{call("call_x", "read_file", `{"path":"main.go","startLine":1}`)}, CutMidToolCall: true}, false, "stream was cut"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The SDK retries HTTP errors once (WithMaxRetries(1)): script those twice.
+			replies := []providertest.Reply{tc.reply}
+			if tc.retried {
+				replies = append(replies, tc.reply)
+			}
+			h := newHarness(t, config.Default(), providertest.Script{Replies: append(replies, providertest.Reply{Text: "recovered"})})
+			id := h.session(t)
+			_, err := h.agent.Prompt(context.Background(), id, "hello")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want %q", err, tc.want)
+			}
+			h.checkAll(t, id)
+			v, _ := h.store.Transcript(id)
+			if len(v.Messages) != 1 || len(transcript.UnansweredCalls(v.Messages)) != 0 {
+				t.Fatalf("after a failed call the session holds %d messages", len(v.Messages))
+			}
+			res, err := h.agent.Prompt(context.Background(), id, "try again")
+			if err != nil || res.Reply != "recovered" {
+				t.Fatalf("retry: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+func TestAgent_ToolErrorsAreResultsTheModelReads(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{call("c1", "no_such_tool", `{}`), call("c2", "read_file", `{"path":42}`), call("c3", "read_file", `{"path":"../../etc/passwd"}`)}},
+		{Text: "I see the errors."},
+	}})
+	id := h.session(t)
+	if _, err := h.agent.Prompt(context.Background(), id, "go"); err != nil {
+		t.Fatal(err)
+	}
+	h.checkAll(t, id)
+	v, _ := h.store.Transcript(id)
+	for i, want := range []string{"unknown tool", "invalid arguments", "outside the workspace"} {
+		if m := v.Messages[2+i]; !m.IsError || !strings.Contains(m.Text, want) {
+			t.Fatalf("result %d: %q", i, m.Text)
+		}
+	}
+}
+
+func TestAgent_TimeoutAndCancellation(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{{Text: "slow", DelayMs: 5000}}})
+	id := h.session(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := h.agent.Prompt(ctx, id, "hello")
+	if err == nil || !strings.Contains(err.Error(), "cancelled") || time.Since(start) > 3*time.Second {
+		t.Fatalf("%v after %v", err, time.Since(start))
+	}
+	h.checkAll(t, id)
+}
+
+func TestAgent_UncertainCallsBlockUntilRecovered(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{{Text: "continuing"}}})
+	id := h.session(t)
+	// What a crash between journaling a call and its result leaves behind.
+	_, _ = h.store.Append(id, transcript.Message{Role: transcript.RoleUser, Text: "deploy"},
+		transcript.Message{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "call_deploy", Name: "run_command", Arguments: `{"command":"./deploy.sh"}`}}})
+	_, err := h.agent.Prompt(context.Background(), id, "go on")
+	var ue *agent.UncertainCallsError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "sessions recover "+id+" --acknowledge") {
+		t.Fatalf("prompt with an uncertain call: %v", err)
+	}
+	if _, err := h.agent.Compact(context.Background(), id, "", nil); !errors.Is(err, compaction.ErrUncertainCalls) {
+		t.Fatalf("compaction with an uncertain call: %v", err)
+	}
+	calls, err := agent.Recover(h.store, id, false)
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("recover without acknowledge: %v %v", calls, err)
+	}
+	if v, _ := h.store.Transcript(id); len(v.Messages) != 2 {
+		t.Fatal("recover without acknowledge changed the session")
+	}
+	if _, err := agent.Recover(h.store, id, true); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.agent.Prompt(context.Background(), id, "go on")
+	if err != nil || res.Reply != "continuing" {
+		t.Fatalf("after recovery: %v", err)
+	}
+	h.checkAll(t, id)
+	v, _ := h.store.Transcript(id)
+	if v.Messages[2].Text != agent.RecoveryNote {
+		t.Fatalf("recovery result %q", v.Messages[2].Text)
+	}
+	if s := h.server.Requests()[0]["messages"]; !strings.Contains(stringify(s), "outcome of this tool call is unknown") {
+		t.Fatal("the model does not see that the outcome is unknown")
+	}
+}
+

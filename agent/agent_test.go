@@ -286,4 +286,3 @@ func TestAgent_UncertainCallsBlockUntilRecovered(t *testing.T) {
 		t.Fatal("the model does not see that the outcome is unknown")
 	}
 }
-

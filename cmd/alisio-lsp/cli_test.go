@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
@@ -284,4 +287,82 @@ func jsonTypes(t *testing.T, out string) string {
 		types = append(types, v["type"].(string))
 	}
 	return strings.Join(types, ",")
+}
+
+// providerConfig serves script with the local test provider and writes a config file pointing at it.
+func providerConfig(t *testing.T, script providertest.Script) string {
+	t.Helper()
+	hs := httptest.NewServer(providertest.New(script))
+	t.Cleanup(hs.Close)
+	cfg := filepath.Join(t.TempDir(), "alisio.json")
+	raw, _ := json.Marshal(map[string]any{"provider": map[string]any{"kind": "openai", "baseURL": hs.URL + "/v1", "model": "alisio-test"}})
+	if err := os.WriteFile(cfg, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestCLI_KilledDuringAToolCall kills alisio-lsp with SIGKILL while a tool runs. After the restart the call is
+// uncertain: never retried, compaction and prompts are refused with directions, recovery records the unknown
+// outcome, and the session continues (U1, U2, G3).
+func TestCLI_KilledDuringAToolCall(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	cfg := providerConfig(t, providertest.Script{Replies: []providertest.Reply{
+		{Text: "Deploying.", ToolCalls: []providertest.ToolCall{{ID: "call_deploy", Name: "run_command", Arguments: `{"command":"echo x >> ran; sleep 5"}`}}},
+		{Text: "I will verify the deploy first."},
+	}})
+	cmd := exec.Command(binary, "--data-dir", data, "--config", cfg, "--json", "prompt", "--workspace", ws, "deploy it")
+	out, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	session := ""
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var ev map[string]any
+		_ = json.Unmarshal(sc.Bytes(), &ev)
+		if ev["type"] == "session" {
+			session, _ = ev["id"].(string)
+		}
+		if ev["type"] == "tool_call" {
+			break // the call is journaled and running
+		}
+	}
+	for i := 0; i < 100; i++ { // wait until the command has started
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if session == "" {
+		t.Fatalf("no session reported: %s", stderr.String())
+	}
+
+	show := mustCLI(t, data, "sessions", "show", session)
+	if !strings.Contains(show, "call_deploy") || !strings.Contains(show, "uncertain") {
+		t.Fatalf("after the kill the call is not uncertain: %s", show)
+	}
+	if _, errOut, code := cli(t, data, "", "compact", session); code == 0 || !strings.Contains(errOut, "call_deploy") || !strings.Contains(errOut, "recover") {
+		t.Fatalf("compaction of an uncertain session: %s", errOut)
+	}
+	if _, errOut, code := cli(t, data, "", "--config", cfg, "prompt", "--session", session, "go on"); code == 0 || !strings.Contains(errOut, "sessions recover "+session+" --acknowledge") {
+		t.Fatalf("prompt on an uncertain session: %s", errOut)
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "recover", session); code == 0 || !strings.Contains(errOut, "call_deploy") || !strings.Contains(errOut, "--acknowledge") {
+		t.Fatalf("recover without --acknowledge: %s", errOut)
+	}
+	mustCLI(t, data, "sessions", "recover", session, "--acknowledge")
+	out2 := mustCLI(t, data, "--config", cfg, "prompt", "--session", session, "go on")
+	if !strings.Contains(out2, "verify the deploy") {
+		t.Fatalf("the session did not continue: %s", out2)
+	}
+	raw, _ := os.ReadFile(marker)
+	if strings.Count(string(raw), "x") != 1 {
+		t.Fatalf("the uncertain call was retried: %q", raw)
+	}
 }

@@ -19,7 +19,7 @@ import (
 func (a *app) sessionsCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "sessions", Short: "list, show, import, export and delete stored sessions"}
 	cmd.AddCommand(a.sessionsListCommand(), a.sessionsShowCommand(), a.sessionsDeleteCommand(),
-		a.sessionsImportCommand(), a.sessionsExportCommand(), a.sessionsGenerateCommand())
+		a.sessionsImportCommand(), a.sessionsExportCommand(), a.sessionsGenerateCommand(), a.sessionsRecoverCommand())
 	return cmd
 }
 

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+)
+
+func (a *app) promptCommand() *cobra.Command {
+	var sessionID, workspace string
+	cmd := &cobra.Command{
+		Use:   "prompt [--session ID] TEXT",
+		Short: "run one agent turn with the configured provider (a new session unless --session is given)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			text := strings.Join(args, " ")
+			return a.withStore(func(st *storage.Store) error {
+				if sessionID != "" {
+					sess, err := st.Session(sessionID)
+					if err != nil {
+						return err
+					}
+					if workspace == "" {
+						workspace = sess.Workspace
+					}
+				}
+				if workspace == "" {
+					workspace, _ = os.Getwd()
+				}
+				ag, err := agent.New(ctx, st, a.cfg, workspace, a.log)
+				if err != nil {
+					return err
+				}
+				defer ag.Tools.Close()
+				if sessionID == "" {
+					sess, err := st.CreateSession(storage.Session{Title: clip(text, 60), Workspace: ag.Tools.Dir()}, nil)
+					if err != nil {
+						return err
+					}
+					sessionID = sess.ID
+				}
+				if a.jsonOut {
+					_ = a.emit("session", map[string]any{"id": sessionID})
+				} else {
+					fmt.Fprintf(a.stderr, "session %s\n", sessionID)
+				}
+				ag.OnEvent = a.agentEvents()
+				res, err := ag.Prompt(ctx, sessionID, text)
+				if err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return a.emit("turn_completed", map[string]any{"session": sessionID, "reply": res.Reply, "modelCalls": res.ModelCalls, "cut": res.Cut})
+				}
+				a.printf("\n")
+				if res.Cut {
+					fmt.Fprintln(a.stderr, "alisio-lsp: the reply was cut by limits.maxOutputTokens; raise it for longer answers")
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace root for the tools (default: the session's, else the current directory)")
+	return cmd
+}
+
+func contextOf(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// agentEvents prints a turn as it runs: streamed text, tool calls and results, compaction events.
+func (a *app) agentEvents() func(agent.Event) {
+	compactionEvents := a.events()
+	return func(e agent.Event) {
+		switch e.Kind {
+		case agent.EventCompaction:
+			compactionEvents(e.Compaction)
+		case agent.EventDelta:
+			if !a.jsonOut {
+				a.printf("%s", e.Delta.Text)
+			}
+		case agent.EventToolCall:
+			if a.jsonOut {
+				_ = a.emit("tool_call", map[string]any{"session": e.Session, "id": e.Call.ID, "name": e.Call.Name, "arguments": e.Call.Arguments})
+			} else {
+				a.printf("\n→ %s %s\n", e.Call.Name, clip(e.Call.Arguments, 200))
+			}
+		case agent.EventToolResult:
+			if a.jsonOut {
+				_ = a.emit("tool_result", map[string]any{"session": e.Session, "id": e.Call.ID, "isError": e.IsError, "chars": len([]rune(e.Result))})
+			} else {
+				a.printf("  %s\n", clip(strings.Join(strings.Fields(e.Result), " "), 160))
+			}
+		}
+	}
+}
+
+func (a *app) sessionsRecoverCommand() *cobra.Command {
+	var ack bool
+	cmd := &cobra.Command{
+		Use:   "recover SESSION --acknowledge",
+		Short: "record that the uncertain tool calls of a session have an unknown outcome, so it can continue",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.withStore(func(st *storage.Store) error {
+				calls, err := agent.Recover(st, args[0], ack)
+				if err != nil {
+					return err
+				}
+				var ids []string
+				for _, c := range calls {
+					ids = append(ids, fmt.Sprintf("%s (%s %s)", c.ID, c.Name, clip(c.Arguments, 80)))
+				}
+				switch {
+				case len(calls) == 0:
+					a.printf("session %s has no uncertain tool calls\n", args[0])
+					return nil
+				case !ack:
+					return fmt.Errorf("%d uncertain tool call(s): %s. They may or may not have taken effect. Check, then run again with --acknowledge to record that their outcome is unknown (nothing is undone or retried)",
+						len(calls), strings.Join(ids, "; "))
+				}
+				if a.jsonOut {
+					return a.emit("recovered", map[string]any{"session": args[0], "calls": len(calls)})
+				}
+				a.printf("recorded an unknown outcome for %d call(s): %s\n", len(calls), strings.Join(ids, "; "))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&ack, "acknowledge", false, "record the unknown outcome (without it, only list the calls)")
+	return cmd
+}

@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=bin/alisio-lsp
 go build -o "$bin" ./cmd/alisio-lsp
+go build -o bin/alisio-testprovider ./cmd/alisio-testprovider
 data=$(mktemp -d)
-trap 'rm -rf "$data"' EXIT
+provider_pid=""
+trap '[ -n "$provider_pid" ] && kill "$provider_pid" 2>/dev/null; rm -rf "$data"' EXIT
 run() { echo; echo "\$ alisio-lsp $*"; "$bin" --data-dir "$data" "$@"; }
 
 echo "== 1. A long session: 3000 messages of reads, searches and test runs, some outputs huge"
@@ -35,3 +37,17 @@ echo; echo "== 6. What the model receives next (first message: the checkpoint)"
 echo; echo "== 7. Nothing is lost: the full history keeps every original, marked compacted"
 "$bin" --data-dir "$data" sessions show "$id" --all | sed -n '1,6p'
 echo "  … $("$bin" --data-dir "$data" sessions show "$id" --all | grep -c 'compacted') messages marked compacted, $("$bin" --data-dir "$data" sessions show "$id" --all | grep -c 'truncated') reduced copies"
+
+echo; echo "== 8. A real agent turn: the local test provider (scripted, OpenAI wire format) drives tools in a workspace"
+mkdir -p "$data/ws"
+printf 'package greet\n\nfunc Greeting() string { return "Hello" }\n' > "$data/ws/greet.go"
+bin/alisio-testprovider --script testdata/demo/script.json > "$data/provider.url" &
+provider_pid=$!
+for _ in $(seq 50); do [ -s "$data/provider.url" ] && break; sleep 0.1; done
+printf '{"provider":{"kind":"openai","baseURL":"%s","model":"alisio-test"}}' "$(cat "$data/provider.url")" > "$data/alisio.json"
+echo "\$ alisio-lsp --config alisio.json prompt --workspace ws 'Make the greeting say Hello, world'"
+"$bin" --data-dir "$data" --config "$data/alisio.json" prompt --workspace "$data/ws" "Make the greeting say Hello, world" 2> "$data/prompt.err"
+cat "$data/prompt.err"
+echo "  greet.go now: $(cat "$data/ws/greet.go" | tail -1)"
+session=$(sed -n 's/^session //p' "$data/prompt.err")
+run --config "$data/alisio.json" prompt --session "$session" "Now try to read /etc/passwd through a relative path"

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/alisio-lsp/alisio-lsp/config"
-	"github.com/openai/openai-go/v3/option"
 	"strings"
 	"sync"
 
@@ -247,27 +246,20 @@ func Recover(store *storage.Store, id string, acknowledge bool) ([]transcript.To
 	return calls, nil
 }
 
-// New builds the agent for the workspace at dir with cfg: the configured provider (the OpenAI-compatible one
-// for now), its context window (from the settings, else the provider's model list), and the built-in tools.
-func New(ctx context.Context, store *storage.Store, cfg config.Config, dir string, log *zap.Logger, extra ...option.RequestOption) (*Agent, error) {
+// New builds the agent for the workspace at dir with cfg: the configured provider, its context window (from
+// the settings, else the provider's model list), and the built-in tools.
+func New(ctx context.Context, store *storage.Store, cfg config.Config, dir string, log *zap.Logger, opts provider.Options) (*Agent, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	p, source := cfg.ActiveProvider()
-	if p.Kind == "" {
-		return nil, errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
-			"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
-	}
-	if p.Kind != "openai" {
-		return nil, fmt.Errorf("provider.kind %q is not supported yet; use \"openai\" (any OpenAI-compatible server)", p.Kind)
-	}
-	chat, err := provider.NewOpenAI(p, extra...)
+	model, err := provider.Open(p, opts)
 	if err != nil {
 		return nil, err
 	}
 	window := p.ContextWindow
 	if window == 0 {
-		w, err := chat.ContextWindow(ctx)
+		w, err := model.ContextWindow(ctx)
 		if err != nil {
 			log.Warn("could not read the context window from the provider's model list; using limits.maxContextChars/4", zap.Error(err))
 		}
@@ -280,8 +272,8 @@ func New(ctx context.Context, store *storage.Store, cfg config.Config, dir strin
 		return nil, err
 	}
 	return &Agent{
-		ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: chat, Instructions: DefaultInstructions,
+		ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: model, Instructions: DefaultInstructions,
 			ToolsChars: ts.CatalogChars(), Window: window, WindowSource: source},
-		Chat: chat, Tools: ts, Log: log,
+		Chat: model, Tools: ts, Log: log,
 	}, nil
 }

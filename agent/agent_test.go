@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3/option"
-
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
@@ -30,6 +29,11 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, cfg config.Config, script providertest.Script) *harness {
+	return newHarnessFor(t, "openai", cfg, script)
+}
+
+// newHarnessFor runs the agent against the local test provider speaking kind's wire format.
+func newHarnessFor(t *testing.T, kind string, cfg config.Config, script providertest.Script) *harness {
 	t.Helper()
 	srv := providertest.New(script)
 	hs := httptest.NewServer(srv)
@@ -44,7 +48,10 @@ func newHarness(t *testing.T, cfg config.Config, script providertest.Script) *ha
 		t.Fatal(err)
 	}
 	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test"}
-	a, err := agent.New(context.Background(), st, cfg, ws, nil, option.WithMaxRetries(1))
+	if kind == "anthropic" {
+		cfg.Provider = config.Provider{Kind: "anthropic", BaseURL: hs.URL, Model: "alisio-test"}
+	}
+	a, err := agent.New(context.Background(), st, cfg, ws, nil, provider.Options{MaxRetries: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,5 +291,43 @@ func TestAgent_UncertainCallsBlockUntilRecovered(t *testing.T) {
 	}
 	if s := h.server.Requests()[0]["messages"]; !strings.Contains(stringify(s), "outcome of this tool call is unknown") {
 		t.Fatal("the model does not see that the outcome is unknown")
+	}
+}
+
+// TestAgent_AnthropicSession drives a whole session through the Anthropic Messages shape; the test server
+// rejects any request with a tool_use not answered by a tool_result in the next message, as the API does.
+func TestAgent_AnthropicSession(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 30_000
+	replies := []providertest.Reply{
+		{Text: "Looking.", Reasoning: "I should read both files", ToolCalls: []providertest.ToolCall{
+			call("toolu_1", "read_file", `{"path":"main.go"}`), call("toolu_2", "list_dir", `{"path":"."}`)}},
+	}
+	for i := 0; i < 12; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+			call("toolu_r"+strings.Repeat("x", i+1), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\0' z"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "Finished."}, providertest.Reply{Text: "Second turn."})
+	h := newHarnessFor(t, "anthropic", cfg, providertest.Script{Replies: replies})
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "inspect the project. Do not edit anything.")
+	if err != nil || res.Reply != "Finished." {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if _, err := h.agent.Prompt(context.Background(), id, "and now?"); err != nil {
+		t.Fatal(err)
+	}
+	h.checkAll(t, id)
+	compacted := false
+	for _, e := range h.events {
+		compacted = compacted || e.Kind == agent.EventCompaction && e.Compaction.Type == compaction.EventCompleted
+	}
+	if !compacted {
+		t.Fatal("no compaction in a session that outgrew its budget")
+	}
+	// The thinking block went back with its signature, byte-exact, while its message was kept.
+	reqs := h.server.Requests()
+	if !strings.Contains(stringify(reqs[1]["messages"]), `"signature":"sig-24"`) {
+		t.Fatalf("thinking signature not replayed: %s", stringify(reqs[1]["messages"]))
 	}
 }

@@ -35,14 +35,10 @@ type ContextManager struct {
 // provider is configured. A configured provider that cannot be built is an error, never a silent fallback.
 func NewSummarizer(cfg config.Config) (compaction.Summarizer, error) {
 	p, _ := cfg.ActiveProvider()
-	switch p.Kind {
-	case "":
+	if p.Kind == "" {
 		return compaction.Offline{}, nil
-	case "openai":
-		return provider.NewOpenAI(p)
-	default:
-		return nil, fmt.Errorf("provider.kind %q has no summarizer yet; use \"openai\" (any OpenAI-compatible server) or leave it empty for the offline summarizer", p.Kind)
 	}
+	return provider.Open(p, provider.DefaultOptions())
 }
 
 // Status is the context meter of a session (D3).

@@ -7,7 +7,7 @@ import (
 )
 
 // windowKeys are the fields servers use for a model's context window, in order of preference.
-var windowKeys = []string{"context_length", "max_model_len", "context_window", "max_context_length", "n_ctx", "n_ctx_train"}
+var windowKeys = []string{"context_length", "max_model_len", "context_window", "max_context_length", "max_input_tokens", "n_ctx", "n_ctx_train"}
 
 // ContextWindow asks the provider's model list (GET /models) for the model's context window in tokens. It
 // returns 0 when the list does not say.

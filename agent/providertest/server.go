@@ -96,6 +96,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": models})
 	case r.Method == http.MethodPost && path == "/chat/completions":
 		s.chat(w, r)
+	case r.Method == http.MethodPost && path == "/messages":
+		s.anthropic(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path)
 	}
@@ -107,56 +109,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	if v := checkPairing(req); v != "" {
-		s.violations = append(s.violations, v)
-		s.mu.Unlock()
-		writeError(w, http.StatusBadRequest, v)
+	var summary map[string]any
+	if isSummaryRequest(req) {
+		summary = req
+	}
+	rep, ok := s.next(w, r, req, checkPairing(req), summary, writeError)
+	if !ok {
 		return
-	}
-	var rep Reply
-	switch {
-	case isSummaryRequest(req) && len(s.script.Summaries) > 0:
-		rep = s.script.Summaries[0]
-		s.script.Summaries = s.script.Summaries[1:]
-	case isSummaryRequest(req):
-		rep = Reply{Text: autoCheckpoint(req)}
-	case len(s.script.Replies) > 0:
-		rep = s.script.Replies[0]
-		s.script.Replies = s.script.Replies[1:]
-	default:
-		rep = Reply{Text: "(alisio test provider: the script has no more replies)"}
-	}
-	s.mu.Unlock()
-	if rep.DelayMs > 0 {
-		select {
-		case <-time.After(time.Duration(rep.DelayMs) * time.Millisecond):
-		case <-r.Context().Done():
-			return
-		}
-	}
-	switch {
-	case rep.Status != 0:
-		if rep.RetryAfter != "" {
-			w.Header().Set("Retry-After", rep.RetryAfter)
-		}
-		writeError(w, rep.Status, rep.Error)
-		return
-	case rep.Garbage:
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
-		return
-	}
-	if rep.FinishReason == "" {
-		rep.FinishReason = "stop"
-		if len(rep.ToolCalls) > 0 {
-			rep.FinishReason = "tool_calls"
-		}
-	}
-	if rep.PromptTokens == 0 {
-		raw, _ := json.Marshal(req["messages"])
-		rep.PromptTokens = len(raw) / 4
 	}
 	if stream, _ := req["stream"].(bool); stream {
 		s.stream(w, rep)
@@ -176,6 +135,66 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"id": "chatcmpl-alisio", "object": "chat.completion", "created": time.Now().Unix(),
 		"model": req["model"], "choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": rep.FinishReason}},
 		"usage": usage(rep)})
+}
+
+// next records req, rejects it with violation (when not empty) as the real API would, and picks the reply:
+// for a summarizer request (summary, in the Chat Completions shape, is not nil) a scripted or automatic
+// checkpoint, else the next scripted reply. It answers scripted delays, HTTP errors and garbage itself and
+// then reports false.
+func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any, violation string, summary map[string]any,
+	fail func(http.ResponseWriter, int, string)) (Reply, bool) {
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	if violation != "" {
+		s.violations = append(s.violations, violation)
+		s.mu.Unlock()
+		fail(w, http.StatusBadRequest, violation)
+		return Reply{}, false
+	}
+	var rep Reply
+	switch {
+	case summary != nil && len(s.script.Summaries) > 0:
+		rep = s.script.Summaries[0]
+		s.script.Summaries = s.script.Summaries[1:]
+	case summary != nil:
+		rep = Reply{Text: autoCheckpoint(summary)}
+	case len(s.script.Replies) > 0:
+		rep = s.script.Replies[0]
+		s.script.Replies = s.script.Replies[1:]
+	default:
+		rep = Reply{Text: "(alisio test provider: the script has no more replies)"}
+	}
+	s.mu.Unlock()
+	if rep.DelayMs > 0 {
+		select {
+		case <-time.After(time.Duration(rep.DelayMs) * time.Millisecond):
+		case <-r.Context().Done():
+			return Reply{}, false
+		}
+	}
+	switch {
+	case rep.Status != 0:
+		if rep.RetryAfter != "" {
+			w.Header().Set("Retry-After", rep.RetryAfter)
+		}
+		fail(w, rep.Status, rep.Error)
+		return Reply{}, false
+	case rep.Garbage:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
+		return Reply{}, false
+	}
+	if rep.FinishReason == "" {
+		rep.FinishReason = "stop"
+		if len(rep.ToolCalls) > 0 {
+			rep.FinishReason = "tool_calls"
+		}
+	}
+	if rep.PromptTokens == 0 {
+		raw, _ := json.Marshal(req["messages"])
+		rep.PromptTokens = len(raw) / 4
+	}
+	return rep, true
 }
 
 func usage(rep Reply) map[string]any {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
@@ -37,7 +38,7 @@ func (a *app) promptCommand() *cobra.Command {
 				if workspace == "" {
 					workspace, _ = os.Getwd()
 				}
-				ag, err := agent.New(ctx, st, a.cfg, workspace, a.log)
+				ag, err := agent.New(ctx, st, a.cfg, workspace, a.log, provider.DefaultOptions())
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,258 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// kindThinkingSignature is the provider item that carries an Anthropic thinking block's signature, which the
+// API requires byte-exact when the block is sent back (shared with transcript/formats).
+const kindThinkingSignature = "anthropic.thinking_signature"
+
+// Anthropic is the Anthropic Messages provider. It implements Chat and compaction.Summarizer.
+type Anthropic struct {
+	client anthropic.Client
+	model  string
+}
+
+// NewAnthropic builds the provider; the API key comes from the variable provider.apiKeyEnv names (default
+// ANTHROPIC_API_KEY).
+func NewAnthropic(p config.Provider, extra ...option.RequestOption) (*Anthropic, error) {
+	if p.Model == "" {
+		return nil, errors.New("provider.model is not set: name the model to use (for example \"claude-sonnet-4-5\")")
+	}
+	env := p.APIKeyEnv
+	if env == "" {
+		env = "ANTHROPIC_API_KEY"
+	}
+	key := os.Getenv(env)
+	if key == "" && p.BaseURL == "" {
+		return nil, fmt.Errorf("the Anthropic API key is missing: export %s (or name another variable in provider.apiKeyEnv)", env)
+	}
+	if key == "" {
+		key = "none"
+	}
+	opts := []option.RequestOption{option.WithAPIKey(key), option.WithRequestTimeout(5 * time.Minute)}
+	if p.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(p.BaseURL))
+	}
+	return &Anthropic{client: anthropic.NewClient(append(opts, extra...)...), model: p.Model}, nil
+}
+
+// Complete implements Chat with a streamed Messages call.
+func (a *Anthropic) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
+	params := anthropic.MessageNewParams{Model: anthropic.Model(a.model), MaxTokens: int64(max(req.MaxOutputTokens, 1)),
+		Messages: anthropicMessages(req.Messages)}
+	if req.System != "" {
+		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+	}
+	for _, t := range req.Tools {
+		var schema struct {
+			Properties any      `json:"properties"`
+			Required   []string `json:"required"`
+		}
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+			return Reply{}, fmt.Errorf("tool %s: parameters schema: %w", t.Name, err)
+		}
+		tool := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{Properties: schema.Properties, Required: schema.Required}, t.Name)
+		tool.OfTool.Description = anthropic.String(t.Description)
+		params.Tools = append(params.Tools, tool)
+	}
+	stream := a.client.Messages.NewStreaming(ctx, params)
+	defer stream.Close()
+	var msg anthropic.Message
+	for stream.Next() {
+		ev := stream.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return Reply{}, fmt.Errorf("the provider's stream is inconsistent: %w", err)
+		}
+		if onDelta != nil && ev.Type == "content_block_delta" {
+			switch ev.Delta.Type {
+			case "text_delta":
+				onDelta(Delta{Text: ev.Delta.Text})
+			case "thinking_delta":
+				onDelta(Delta{Reasoning: ev.Delta.Thinking})
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return Reply{}, describeAnthropic(err)
+	}
+	if msg.StopReason == "" {
+		return Reply{}, errors.New("the provider's stream was cut before the reply finished (no stop reason); nothing of it was kept")
+	}
+	return anthropicReply(&msg)
+}
+
+func anthropicReply(msg *anthropic.Message) (Reply, error) {
+	out := transcript.Message{Role: transcript.RoleAssistant}
+	var texts []string
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "thinking":
+			out.Reasoning += b.Thinking
+			if b.Signature != "" {
+				sig, _ := json.Marshal(b.Signature)
+				out.Items = append(out.Items, transcript.ProviderItem{Kind: kindThinkingSignature, Data: sig})
+			}
+		case "tool_use":
+			if b.ID == "" || b.Name == "" {
+				return Reply{}, errors.New("the provider's reply has a tool call without an ID or a name")
+			}
+			args := string(b.Input)
+			if args == "" {
+				args = "{}"
+			}
+			out.ToolCalls = append(out.ToolCalls, transcript.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+		}
+	}
+	out.Text = strings.Join(texts, "\n")
+	usage := transcript.Usage{PromptTokens: int(msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens + msg.Usage.CacheCreationInputTokens),
+		CompletionTokens: int(msg.Usage.OutputTokens)}
+	if usage.PromptTokens > 0 {
+		out.Usage = &usage
+	}
+	finish := map[anthropic.StopReason]string{"max_tokens": "length", "tool_use": "tool_calls", "end_turn": "stop"}[msg.StopReason]
+	if finish == "" {
+		finish = string(msg.StopReason)
+	}
+	return Reply{Message: out, FinishReason: finish, Usage: usage}, nil
+}
+
+// anthropicMessages converts the transcript: tool results become tool_result blocks of a user message, and
+// consecutive messages of one role are merged (the API wants user and assistant to alternate).
+func anthropicMessages(msgs []transcript.Message) []anthropic.MessageParam {
+	type turn struct {
+		assistant bool
+		blocks    []anthropic.ContentBlockParamUnion
+	}
+	var turns []turn
+	add := func(assistant bool, blocks ...anthropic.ContentBlockParamUnion) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(turns); n > 0 && turns[n-1].assistant == assistant {
+			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
+			return
+		}
+		turns = append(turns, turn{assistant, blocks})
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case transcript.RoleTool:
+			add(false, anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError))
+		case transcript.RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			if sig := signature(m); m.Reasoning != "" && sig != "" {
+				blocks = append(blocks, anthropic.NewThinkingBlock(sig, m.Reasoning))
+			}
+			if m.Text != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, inputObject(c.Arguments), c.Name))
+			}
+			add(true, blocks...)
+		default:
+			text := m.Text
+			if m.Role == transcript.RoleSystem {
+				text = "[system] " + text
+			}
+			if text == "" {
+				text = "(empty)"
+			}
+			add(false, anthropic.NewTextBlock(text))
+		}
+	}
+	out := make([]anthropic.MessageParam, len(turns))
+	for i, t := range turns {
+		if t.assistant {
+			out[i] = anthropic.NewAssistantMessage(t.blocks...)
+		} else {
+			out[i] = anthropic.NewUserMessage(t.blocks...)
+		}
+	}
+	return out
+}
+
+func signature(m *transcript.Message) string {
+	for _, it := range m.Items {
+		if it.Kind == kindThinkingSignature {
+			var s string
+			_ = json.Unmarshal(it.Data, &s)
+			return s
+		}
+	}
+	return ""
+}
+
+// inputObject sends a call's arguments byte-exact when they are a JSON object (the API requires an object).
+func inputObject(args string) json.RawMessage {
+	trimmed := strings.TrimSpace(args)
+	if strings.HasPrefix(trimmed, "{") && json.Valid([]byte(trimmed)) {
+		return json.RawMessage(trimmed)
+	}
+	b, _ := json.Marshal(map[string]string{"_raw_arguments": args})
+	return b
+}
+
+// Summarize implements compaction.Summarizer with one Messages call; the schema is given in the instructions.
+func (a *Anthropic) Summarize(ctx context.Context, req compaction.SummaryRequest) (compaction.SummaryReply, error) {
+	system := req.System + "\n\nThe JSON object must match this JSON Schema:\n" + string(req.Schema)
+	msg, err := a.client.Messages.New(ctx, anthropic.MessageNewParams{Model: anthropic.Model(a.model),
+		MaxTokens: int64(max(req.MaxOutputTokens, 1)), System: []anthropic.TextBlockParam{{Text: system}},
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(req.Prompt))}})
+	if err != nil {
+		return compaction.SummaryReply{}, describeAnthropic(err)
+	}
+	r, err := anthropicReply(msg)
+	if err != nil {
+		return compaction.SummaryReply{}, err
+	}
+	return compaction.SummaryReply{Text: r.Message.Text, Truncated: r.FinishReason == "length", Usage: r.Usage}, nil
+}
+
+// ContextWindow reads the model's window from GET /v1/models/{model} when the server reports one.
+func (a *Anthropic) ContextWindow(ctx context.Context) (int, error) {
+	var raw json.RawMessage
+	if err := a.client.Get(ctx, "v1/models", nil, &raw); err != nil {
+		return 0, fmt.Errorf("listing models: %w", describeAnthropic(err))
+	}
+	return WindowFromModels(raw, a.model), nil
+}
+
+func describeAnthropic(err error) error {
+	var apiErr *anthropic.Error
+	if errors.As(err, &apiErr) {
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(apiErr.RawJSON()), &body)
+		msg := body.Error.Message
+		if msg == "" {
+			msg = strings.TrimSpace(apiErr.RawJSON())
+		}
+		return fmt.Errorf("provider returned HTTP %d: %s", apiErr.StatusCode, msg)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("provider timed out: %w", err)
+	}
+	return fmt.Errorf("provider request failed: %w", err)
+}

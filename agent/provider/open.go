@@ -1,0 +1,45 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	openaioption "github.com/openai/openai-go/v3/option"
+
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/config"
+)
+
+// Model is a configured provider: the agent's chat, the summarizer, and where its window is read from.
+type Model interface {
+	Chat
+	compaction.Summarizer
+	// ContextWindow asks the provider for the model's window in tokens (0: not reported).
+	ContextWindow(ctx context.Context) (int, error)
+}
+
+// Options tune the SDK clients.
+type Options struct {
+	// MaxRetries is how many times a failed request (429, 5xx, connection errors) is retried, honouring
+	// Retry-After.
+	MaxRetries int
+}
+
+// DefaultOptions are the options of the daemon and the CLI.
+func DefaultOptions() Options { return Options{MaxRetries: 2} }
+
+// Open builds the provider p names.
+func Open(p config.Provider, o Options) (Model, error) {
+	switch p.Kind {
+	case "openai":
+		return NewOpenAI(p, openaioption.WithMaxRetries(o.MaxRetries))
+	case "anthropic":
+		return NewAnthropic(p, anthropicoption.WithMaxRetries(o.MaxRetries))
+	case "":
+		return nil, errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
+			"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
+	}
+	return nil, fmt.Errorf("provider.kind %q is not supported; use \"openai\" (any OpenAI-compatible server) or \"anthropic\"", p.Kind)
+}

@@ -90,13 +90,6 @@ func (a *Agent) emit(e Event) {
 	}
 }
 
-func (a *Agent) log() *zap.Logger {
-	if a.Log == nil {
-		return zap.NewNop()
-	}
-	return a.Log
-}
-
 // TurnResult is the outcome of Prompt.
 type TurnResult struct {
 	// Reply is the model's final text; ModelCalls how many calls the turn took.

@@ -331,3 +331,54 @@ func TestAgent_AnthropicSession(t *testing.T) {
 		t.Fatalf("thinking signature not replayed: %s", stringify(reqs[1]["messages"]))
 	}
 }
+
+// TestAgent_ResponsesModeAcrossACompaction runs a Responses API session whose encrypted reasoning items must
+// come back byte-exact (the server rejects any it did not issue) while compaction drops those of the
+// summarized span (RM1).
+func TestAgent_ResponsesModeAcrossACompaction(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 30_000
+	var replies []providertest.Reply
+	for i := 0; i < 14; i++ {
+		replies = append(replies, providertest.Reply{Reasoning: "step " + strings.Repeat("r", i), ToolCalls: []providertest.ToolCall{
+			call("call_"+strings.Repeat("q", i+1), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\\\0' z"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "Done.", Reasoning: "final"})
+	h := newHarnessFor(t, "openai", cfg, providertest.Script{Replies: replies})
+	h.agent.ContextManager.Config.Provider.Responses = true
+	p, _ := h.agent.Config.ActiveProvider()
+	model, err := provider.Open(p, provider.Options{MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.agent.Chat, h.agent.Summarizer = model, model
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "run it many times")
+	if err != nil || res.Reply != "Done." {
+		t.Fatalf("%v %+v", err, res)
+	}
+	h.checkAll(t, id)
+	v, _ := h.store.Transcript(id)
+	if !v.Messages[0].Summary {
+		t.Fatal("no compaction happened")
+	}
+	kept := 0
+	for _, m := range v.Messages {
+		for _, it := range m.Items {
+			kept++
+			if !strings.Contains(string(it.Data), "encrypted_content") {
+				t.Fatalf("kept item changed: %s", it.Data)
+			}
+		}
+	}
+	last := h.server.Requests()[len(h.server.Requests())-1]
+	sent := strings.Count(stringify(last["input"]), `"type":"reasoning"`)
+	// The last request preceded the final reply, whose item is kept too.
+	if kept < 2 || sent != kept-1 {
+		t.Fatalf("%d items kept, %d sent in the last request", kept, sent)
+	}
+	first := h.server.Requests()[1]
+	if !strings.Contains(stringify(first["include"]), "reasoning.encrypted_content") || first["store"] != false {
+		t.Fatalf("request %v", first)
+	}
+}

@@ -34,9 +34,20 @@ func DefaultOptions() Options { return Options{MaxRetries: 2} }
 func Open(p config.Provider, o Options) (Model, error) {
 	switch p.Kind {
 	case "openai":
-		return NewOpenAI(p, openaioption.WithMaxRetries(o.MaxRetries))
+		m, err := NewOpenAI(p, openaioption.WithMaxRetries(o.MaxRetries))
+		switch {
+		case err != nil:
+			return nil, err
+		case p.Responses:
+			return Responses{m}, nil
+		}
+		return m, nil
 	case "anthropic":
-		return NewAnthropic(p, anthropicoption.WithMaxRetries(o.MaxRetries))
+		m, err := NewAnthropic(p, anthropicoption.WithMaxRetries(o.MaxRetries))
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	case "":
 		return nil, errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
 			"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")

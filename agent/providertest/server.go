@@ -57,6 +57,8 @@ type Server struct {
 	mu       sync.Mutex
 	script   Script
 	requests []map[string]any
+	// encrypted holds the encrypted reasoning contents this server issued (Responses mode).
+	encrypted map[string]bool
 	// Violations lists requests the real API would have rejected (and this server rejected with 400).
 	violations []string
 }
@@ -98,6 +100,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.chat(w, r)
 	case r.Method == http.MethodPost && path == "/messages":
 		s.anthropic(w, r)
+	case r.Method == http.MethodPost && path == "/responses":
+		s.responses(w, r)
 	default:
 		writeError(w, http.StatusNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path)
 	}

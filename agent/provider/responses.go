@@ -1,0 +1,162 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// kindResponsesItem is the provider item holding an opaque Responses API output item (encrypted reasoning),
+// replayed byte-exact while its message is kept (RM1).
+const kindResponsesItem = "openai.responses.item"
+
+// Responses is the OpenAI Responses API mode (provider.responses: true). Requests are stateless (store:
+// false) and ask for encrypted reasoning, which is kept on the assistant message and sent back unchanged.
+type Responses struct{ *OpenAI }
+
+// responsesRequest is the body of POST /responses, built by hand so that opaque items stay byte-exact.
+type responsesRequest struct {
+	Model           string            `json:"model"`
+	Instructions    string            `json:"instructions,omitempty"`
+	Input           []json.RawMessage `json:"input"`
+	Tools           []map[string]any  `json:"tools,omitempty"`
+	MaxOutputTokens int               `json:"max_output_tokens,omitempty"`
+	Store           bool              `json:"store"`
+	Include         []string          `json:"include,omitempty"`
+	Text            map[string]any    `json:"text,omitempty"`
+}
+
+type responsesReply struct {
+	Status            string                   `json:"status"`
+	IncompleteDetails *struct{ Reason string } `json:"incomplete_details"`
+	Output            []json.RawMessage        `json:"output"`
+	Usage             struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+func (r Responses) call(ctx context.Context, body responsesRequest) (Reply, error) {
+	body.Model, body.Store = r.model, false
+	var out responsesReply
+	if err := r.client.Post(ctx, "responses", body, &out); err != nil {
+		return Reply{}, describe(err)
+	}
+	msg := transcript.Message{Role: transcript.RoleAssistant}
+	var texts []string
+	for _, raw := range out.Output {
+		var item struct {
+			Type      string `json:"type"`
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+			Content   []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			Summary []struct {
+				Text string `json:"text"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal(raw, &item); err != nil {
+			return Reply{}, fmt.Errorf("the provider returned an unreadable output item: %w", err)
+		}
+		switch item.Type {
+		case "message":
+			for _, c := range item.Content {
+				if c.Type == "output_text" {
+					texts = append(texts, c.Text)
+				}
+			}
+		case "function_call":
+			if item.CallID == "" || item.Name == "" {
+				return Reply{}, errors.New("the provider returned a function call without a call_id or a name")
+			}
+			msg.ToolCalls = append(msg.ToolCalls, transcript.ToolCall{ID: item.CallID, Name: item.Name, Arguments: item.Arguments})
+		case "reasoning":
+			for _, s := range item.Summary {
+				msg.Reasoning += s.Text
+			}
+			msg.Items = append(msg.Items, transcript.ProviderItem{Kind: kindResponsesItem, Data: append(json.RawMessage(nil), raw...)})
+		}
+	}
+	msg.Text = strings.Join(texts, "\n")
+	usage := transcript.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens}
+	if usage.PromptTokens > 0 {
+		msg.Usage = &usage
+	}
+	finish := "stop"
+	switch {
+	case out.Status == "incomplete" && out.IncompleteDetails != nil && out.IncompleteDetails.Reason == "max_output_tokens":
+		finish = "length"
+	case len(msg.ToolCalls) > 0:
+		finish = "tool_calls"
+	}
+	return Reply{Message: msg, FinishReason: finish, Usage: usage}, nil
+}
+
+// Complete implements Chat.
+func (r Responses) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
+	body := responsesRequest{Instructions: req.System, Input: responsesInput(req.Messages), MaxOutputTokens: req.MaxOutputTokens,
+		Include: []string{"reasoning.encrypted_content"}}
+	for _, t := range req.Tools {
+		body.Tools = append(body.Tools, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
+	}
+	rep, err := r.call(ctx, body)
+	if err == nil && onDelta != nil && (rep.Message.Text != "" || rep.Message.Reasoning != "") {
+		onDelta(Delta{Text: rep.Message.Text, Reasoning: rep.Message.Reasoning})
+	}
+	return rep, err
+}
+
+// Summarize implements compaction.Summarizer with a structured-output Responses call.
+func (r Responses) Summarize(ctx context.Context, req compaction.SummaryRequest) (compaction.SummaryReply, error) {
+	prompt, _ := json.Marshal(map[string]any{"role": "user", "content": req.Prompt})
+	rep, err := r.call(ctx, responsesRequest{Instructions: req.System, Input: []json.RawMessage{prompt}, MaxOutputTokens: req.MaxOutputTokens,
+		Text: map[string]any{"format": map[string]any{"type": "json_schema", "name": "checkpoint", "schema": req.Schema, "strict": true}}})
+	if err != nil {
+		return compaction.SummaryReply{}, err
+	}
+	return compaction.SummaryReply{Text: rep.Message.Text, Truncated: rep.FinishReason == "length", Usage: rep.Usage}, nil
+}
+
+// responsesInput converts the transcript into input items: opaque items first and byte-exact, then the
+// message, its function calls, and function_call_output items for results.
+func responsesInput(msgs []transcript.Message) []json.RawMessage {
+	var out []json.RawMessage
+	add := func(v any) {
+		b, _ := json.Marshal(v)
+		out = append(out, b)
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case transcript.RoleTool:
+			add(map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": m.Text})
+		case transcript.RoleAssistant:
+			for _, it := range m.Items {
+				if it.Kind == kindResponsesItem {
+					out = append(out, it.Data)
+				}
+			}
+			if m.Text != "" {
+				add(map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": m.Text}}})
+			}
+			for _, c := range m.ToolCalls {
+				add(map[string]any{"type": "function_call", "call_id": c.ID, "name": c.Name, "arguments": c.Arguments})
+			}
+		default:
+			role := "user"
+			if m.Role == transcript.RoleSystem {
+				role = "developer"
+			}
+			add(map[string]any{"role": role, "content": m.Text})
+		}
+	}
+	return out
+}

@@ -215,6 +215,20 @@ func (a *Agent) Calibration(id string) Calibration {
 	return c
 }
 
+// Status is the context meter of session id with the usage calibration filled in.
+func (a *Agent) Status(id string) (Status, error) {
+	st, err := a.ContextManager.Status(id)
+	if err != nil {
+		return st, err
+	}
+	c := a.Calibration(id)
+	st.LastReportedTokens, st.CalibratedTokens = c.ReportedTokens, st.EstimatedTokens
+	if c.CharsPerToken > 0 {
+		st.CalibratedTokens = int(float64(st.UsedChars+st.ToolsChars) / c.CharsPerToken)
+	}
+	return st, nil
+}
+
 // RecoveryNote is the result recorded for an uncertain call (U2).
 const RecoveryNote = "The outcome of this tool call is unknown: alisio-lsp stopped while it was running, so it may or may not have taken effect. Nothing was undone or retried. Verify the current state before relying on it or running it again."
 

@@ -139,6 +139,10 @@ func TestAgent_ToolLoopAcrossTurns(t *testing.T) {
 	if c := h.agent.Calibration(id); c.ReportedTokens == 0 || c.CharsPerToken == 0 {
 		t.Fatalf("calibration %+v", c)
 	}
+	st, err := h.agent.Status(id)
+	if err != nil || st.LastReportedTokens == 0 || st.CalibratedTokens == 0 || st.EstimatedTokens == 0 || st.WindowSource != "models" {
+		t.Fatalf("status %+v", st)
+	}
 }
 
 func stringify(v any) string {
@@ -380,5 +384,23 @@ func TestAgent_ResponsesModeAcrossACompaction(t *testing.T) {
 	first := h.server.Requests()[1]
 	if !strings.Contains(stringify(first["include"]), "reasoning.encrypted_content") || first["store"] != false {
 		t.Fatalf("request %v", first)
+	}
+}
+
+func TestAgent_SessionTokenCap(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxTokens = 50
+	h := newHarness(t, cfg, providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{call("c1", "list_dir", `{"path":"."}`)}, PromptTokens: 60},
+		{Text: "never reached"},
+	}})
+	id := h.session(t)
+	_, err := h.agent.Prompt(context.Background(), id, "go")
+	if err == nil || !strings.Contains(err.Error(), "limits.maxTokens") {
+		t.Fatalf("token cap: %v", err)
+	}
+	h.checkAll(t, id)
+	if h.server.Remaining() != 1 {
+		t.Fatal("a model call was made past the cap")
 	}
 }

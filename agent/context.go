@@ -51,11 +51,15 @@ type Status struct {
 	TranscriptChars   int `json:"transcriptChars"`
 	ToolsChars        int `json:"toolsChars"`
 	HardLimit         int `json:"hardLimit"`
-	// EstimatedTokens is the full request (with the tool catalog) at chars/4.
-	EstimatedTokens int     `json:"estimatedTokens"`
-	Window          int     `json:"window"`
-	WindowSource    string  `json:"windowSource"`
-	Threshold       float64 `json:"threshold"`
+	// EstimatedTokens is the full request (with the tool catalog) at chars/4; CalibratedTokens the same
+	// request at the chars-per-token ratio the provider's reports showed; LastReportedTokens the prompt
+	// tokens the provider reported for the last call (0 until known).
+	EstimatedTokens    int     `json:"estimatedTokens"`
+	CalibratedTokens   int     `json:"calibratedTokens"`
+	LastReportedTokens int     `json:"lastReportedTokens"`
+	Window             int     `json:"window"`
+	WindowSource       string  `json:"windowSource"`
+	Threshold          float64 `json:"threshold"`
 	// WindowFraction and CharsFraction are how far each trigger rule is toward firing (1 = fires).
 	WindowFraction float64 `json:"windowFraction"`
 	CharsFraction  float64 `json:"charsFraction"`

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -19,6 +21,9 @@ import (
 
 // DefaultInstructions is the agent's system prompt.
 const DefaultInstructions = `You are alisio, a careful coding agent working in the user's workspace through tools. Read before you edit, keep changes minimal and focused, follow the user's instructions and constraints exactly, and say clearly what you changed and what remains. Paths are relative to the workspace root.`
+
+var errNoProvider = errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
+	"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
 
 // ErrUncertain: the session has tool calls whose outcome is unknown (U1); recover them first.
 var ErrUncertain = errors.New("the session has tool calls with an unknown outcome")
@@ -63,11 +68,19 @@ type Agent struct {
 // sessionState is what the agent keeps per session between calls: the running size, the compaction guard,
 // tokens used and the provider's last report.
 type sessionState struct {
-	turn         sync.Mutex
-	guard        compaction.Guard
+	turn  sync.Mutex // held for a whole turn
+	guard compaction.Guard
+
+	mu           sync.Mutex // guards the figures below, read by Status while a turn runs
 	tokensUsed   int
 	lastReported int
 	lastChars    int
+}
+
+func (st *sessionState) figures() (tokensUsed, lastReported, lastChars int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.tokensUsed, st.lastReported, st.lastChars
 }
 
 func (a *Agent) state(id string) *sessionState {
@@ -120,6 +133,9 @@ func (e *UncertainCallsError) Unwrap() error { return ErrUncertain }
 // Prompt runs one turn of session id: the user's text, then model calls and tool calls until the model answers
 // without calls, the session's token cap is reached, or ctx is cancelled. Turns of one session are serialized.
 func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error) {
+	if a.Chat == nil {
+		return TurnResult{}, errNoProvider
+	}
 	st := a.state(id)
 	st.turn.Lock()
 	defer st.turn.Unlock()
@@ -140,8 +156,8 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("turn cancelled: %w", err)
 		}
-		if cfg.Limits.MaxTokens > 0 && st.tokensUsed >= cfg.Limits.MaxTokens {
-			return res, fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", st.tokensUsed, cfg.Limits.MaxTokens)
+		if used, _, _ := st.figures(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
+			return res, fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", used, cfg.Limits.MaxTokens)
 		}
 		msgs, err := a.beforeModelCall(ctx, id, st)
 		if err != nil {
@@ -156,10 +172,12 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			}
 			return res, fmt.Errorf("model call failed (the session is unchanged and you can retry): %w", err)
 		}
+		st.mu.Lock()
 		st.tokensUsed += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
 		if reply.Usage.PromptTokens > 0 {
 			st.lastReported = reply.Usage.PromptTokens
 		}
+		st.mu.Unlock()
 		// The assistant message, with its calls, is the journal entry written before any call runs.
 		if _, err := a.Store.Append(id, reply.Message); err != nil {
 			return res, fmt.Errorf("saving the reply: %w", err)
@@ -192,7 +210,9 @@ func (a *Agent) beforeModelCall(ctx context.Context, id string, st *sessionState
 	if err != nil {
 		return nil, err
 	}
+	st.mu.Lock()
 	st.lastChars = p.chars
+	st.mu.Unlock()
 	return p.View, nil
 }
 
@@ -207,10 +227,10 @@ type Calibration struct {
 
 // Calibration returns the session's usage calibration.
 func (a *Agent) Calibration(id string) Calibration {
-	st := a.state(id)
-	c := Calibration{EstimatedTokens: transcript.EstimateTokens(st.lastChars), ReportedTokens: st.lastReported}
-	if st.lastReported > 0 {
-		c.CharsPerToken = float64(st.lastChars) / float64(st.lastReported)
+	_, reported, chars := a.state(id).figures()
+	c := Calibration{EstimatedTokens: transcript.EstimateTokens(chars), ReportedTokens: reported}
+	if reported > 0 {
+		c.CharsPerToken = float64(chars) / float64(reported)
 	}
 	return c
 }
@@ -274,13 +294,45 @@ func New(ctx context.Context, store *storage.Store, cfg config.Config, dir strin
 			window, source = w, "models"
 		}
 	}
+	a, err := newAgent(store, cfg, dir, model, relevantfiles.NewTracker())
+	if err != nil {
+		return nil, err
+	}
+	a.Chat, a.Log, a.Window, a.WindowSource = model, log, window, source
+	return a, nil
+}
+
+// NewContextOnly builds an agent without a provider: status, manual compaction (offline summarizer) and the
+// tool catalog work; Prompt fails with directions to configure a provider.
+func NewContextOnly(store *storage.Store, cfg config.Config, dir string, files *relevantfiles.Tracker) (*Agent, error) {
+	p, source := cfg.ActiveProvider()
+	a, err := newAgent(store, cfg, dir, compaction.Offline{}, files)
+	if err == nil {
+		a.Window, a.WindowSource = p.ContextWindow, source
+	}
+	return a, err
+}
+
+func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.Summarizer, files *relevantfiles.Tracker) (*Agent, error) {
 	ts, err := tools.New(dir, tools.DefaultLimits())
 	if err != nil {
 		return nil, err
 	}
-	return &Agent{
-		ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: model, Instructions: DefaultInstructions,
-			ToolsChars: ts.CatalogChars(), Window: window, WindowSource: source},
-		Chat: model, Tools: ts, Log: log,
-	}, nil
+	a := &Agent{ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: s, Instructions: DefaultInstructions,
+		ToolsChars: ts.CatalogChars()}, Tools: ts, Log: zap.NewNop()}
+	a.UseFiles(files)
+	return a, nil
+}
+
+// UseFiles makes files the tracker of the files the agent's tools read and edit, and the source of the
+// checkpoint's relevantFiles.
+func (a *Agent) UseFiles(files *relevantfiles.Tracker) {
+	a.Files = files
+	a.Tools.OnFile = func(u tools.FileUse) {
+		use := relevantfiles.Read
+		if u.Edited {
+			use = relevantfiles.Edited
+		}
+		files.Note(filepath.ToSlash(u.Path), use)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -29,6 +30,8 @@ type ContextManager struct {
 	// Window is the model's context window in tokens (0: unknown) and WindowSource where it came from.
 	Window       int
 	WindowSource string
+	// Files, when set, ranks the files the session used; they feed the checkpoint's relevantFiles (D4).
+	Files *relevantfiles.Tracker
 }
 
 // NewSummarizer returns the summarizer for cfg: the configured provider, or the offline summarizer when no
@@ -88,6 +91,12 @@ func (m *ContextManager) budget() compaction.Budget {
 func (m *ContextManager) options(reason compaction.Reason, focus string) compaction.Options {
 	o := compaction.Options{KeepTurns: m.Config.Compaction.KeepTurns, MaxOutputTokens: m.Config.Compaction.MaxOutputTokens,
 		Reason: reason, Focus: focus}
+	if m.Files != nil {
+		for _, e := range m.Files.Ranked(30) {
+			o.RelevantFiles = append(o.RelevantFiles, compaction.RelevantFile{Path: e.Path, Reason: e.Use.String()})
+		}
+		o.DeletedFiles = m.Files.Deleted()
+	}
 	if _, offline := m.Summarizer.(compaction.Offline); !offline {
 		win, _ := m.budget().EffectiveWindow()
 		o.InputChars = (win - o.MaxOutputTokens) * 4 * 9 / 10

@@ -70,6 +70,30 @@ type Options struct {
 	Focus      string
 	Reason     Reason
 	Rule       Rule
+	// RelevantFiles are the files the session used, ranked (edited, read, changed in the workspace); they are
+	// merged into the checkpoint's relevantFiles after the summarizer's own. DeletedFiles are dropped from it.
+	RelevantFiles []RelevantFile
+	DeletedFiles  []string
+}
+
+// maxRelevantFiles bounds the checkpoint's relevantFiles.
+const maxRelevantFiles = 30
+
+// mergeRelevantFiles adds the tracked files the summarizer did not name and drops deleted ones (D4).
+func mergeRelevantFiles(cp *Checkpoint, opts Options) {
+	if cp.Text != "" || len(opts.RelevantFiles) == 0 && len(opts.DeletedFiles) == 0 {
+		return
+	}
+	var out []RelevantFile
+	seen := map[string]bool{}
+	for _, f := range append(append([]RelevantFile(nil), cp.RelevantFiles...), opts.RelevantFiles...) {
+		if seen[f.Path] || contains(opts.DeletedFiles, f.Path) || len(out) == maxRelevantFiles {
+			continue
+		}
+		seen[f.Path] = true
+		out = append(out, f)
+	}
+	cp.RelevantFiles = out
 }
 
 // Result is a completed compaction.
@@ -112,6 +136,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	if err != nil {
 		return fail(err)
 	}
+	mergeRelevantFiles(&cp, opts)
 	text := cp.Render()
 	ckpt := transcript.Message{Role: transcript.RoleUser, Summary: true, Partial: cp.Partial, Text: text,
 		Structured: cp.structured()}

@@ -259,3 +259,21 @@ func TestCompact_SkippedAndFailed(t *testing.T) {
 		t.Fatalf("%v %s", err, rec2.types())
 	}
 }
+
+func TestCompact_RelevantFilesMergedFromTheTracker(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(40))
+	s := &scripted{replies: []compaction.SummaryReply{{Text: fullJSON}}}
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1,
+		RelevantFiles: []compaction.RelevantFile{{Path: "b.go", Reason: "edited by the agent"}, {Path: "a.go", Reason: "read"}, {Path: "gone.go", Reason: "read"}},
+		DeletedFiles:  []string{"gone.go"}}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Checkpoint.RelevantFiles {
+		got = append(got, f.Path+":"+f.Reason)
+	}
+	if strings.Join(got, ",") != "a.go:r,b.go:edited by the agent" {
+		t.Fatalf("relevant files %v", got)
+	}
+}

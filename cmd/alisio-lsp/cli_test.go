@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -161,22 +163,42 @@ func TestCLI_MalformedImportsCreateNothing(t *testing.T) {
 	}
 }
 
-func TestCLI_SecondProcessGetsAClearLockError(t *testing.T) {
+// frame encodes one LSP message.
+func frame(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+
+// TestCLI_DaemonLifecycleAndLock runs the daemon binary over stdio: it answers initialize, holds the store
+// (a second process gets a clear lock error, never a hang), and exits 0 after shutdown and exit.
+func TestCLI_DaemonLifecycleAndLock(t *testing.T) {
 	data := t.TempDir()
 	daemon := exec.Command(binary, "--data-dir", data, "serve")
 	stdin, _ := daemon.StdinPipe()
+	stdout, _ := daemon.StdoutPipe()
 	var daemonErr bytes.Buffer
 	daemon.Stderr = &daemonErr
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the daemon holds the store (its LOCK file names its PID).
-	lock := filepath.Join(data, "sessions", "LOCK")
-	for i := 0; i < 200; i++ {
-		if b, _ := os.ReadFile(lock); len(b) > 0 {
-			break
+	r := bufio.NewReader(stdout)
+	readMsg := func() string {
+		t.Helper()
+		n := 0
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading from the daemon: %v (%s)", err, daemonErr.String())
+			}
+			if strings.TrimSpace(line) == "" {
+				break
+			}
+			fmt.Sscanf(line, "Content-Length: %d", &n)
 		}
-		time.Sleep(25 * time.Millisecond)
+		body := make([]byte, n)
+		_, _ = io.ReadFull(r, body)
+		return string(body)
+	}
+	_, _ = io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":1,"rootUri":"file://`+t.TempDir()+`","capabilities":{}}}`))
+	if resp := readMsg(); !strings.Contains(resp, `"alisio"`) {
+		t.Fatalf("initialize: %s", resp)
 	}
 	start := time.Now()
 	_, errOut, code := cli(t, data, "", "sessions", "list")
@@ -188,8 +210,11 @@ func TestCLI_SecondProcessGetsAClearLockError(t *testing.T) {
 			t.Errorf("lock error %q does not mention %q", errOut, want)
 		}
 	}
-	// Closing stdin stops the daemon cleanly.
-	stdin.Close()
+	_, _ = io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`))
+	if resp := readMsg(); !strings.Contains(resp, `"id":2`) {
+		t.Fatalf("shutdown: %s", resp)
+	}
+	_, _ = io.WriteString(stdin, frame(`{"jsonrpc":"2.0","method":"exit"}`))
 	done := make(chan error, 1)
 	go func() { done <- daemon.Wait() }()
 	select {
@@ -199,7 +224,10 @@ func TestCLI_SecondProcessGetsAClearLockError(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		_ = daemon.Process.Kill()
-		t.Fatal("daemon did not stop when its input closed")
+		t.Fatal("the daemon did not exit")
+	}
+	if strings.Contains(daemonErr.String(), "panic") {
+		t.Fatalf("daemon log: %s", daemonErr.String())
 	}
 	mustCLI(t, data, "sessions", "list")
 }

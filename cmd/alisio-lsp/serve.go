@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-	"io"
+	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
-	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/server"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -21,26 +21,24 @@ func (a *app) serveCommand() *cobra.Command {
 	}
 }
 
-// serve runs the daemon until its input closes or it is signalled. The JSON-RPC server is not built yet: for
-// now it only holds the session store and stops cleanly.
+// stdio is the daemon's JSON-RPC stream: stdin and stdout (logs never go there).
+type stdio struct{}
+
+func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
+func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+func (stdio) Close() error                { return nil }
+
+// serve runs the LSP daemon over stdio and exits with the code LSP asks for (0 after shutdown and exit, 1
+// otherwise). It leaves the process explicitly: a read blocked on stdin would not end otherwise.
 func (a *app) serve(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return a.withStore(func(st *storage.Store) error {
-		a.log.Info("daemon started", zap.String("store", st.Dir()))
-		done := make(chan struct{})
-		go func() {
-			_, _ = io.Copy(io.Discard, a.stdin)
-			close(done)
-		}()
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		a.log.Info("daemon stopped")
-		return nil
-	})
+	code := server.Serve(ctx, stdio{}, server.Options{Config: a.cfg, DataDir: a.dataDir, Log: a.log,
+		Provider: provider.DefaultOptions(), Version: version()})
+	_ = a.log.Sync()
+	os.Exit(code)
+	return nil
 }

@@ -1,0 +1,338 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+type handlerFunc func(s *Server, ctx context.Context, params json.RawMessage) (any, error)
+
+// methods are the custom requests (docs/protocol.md documents each).
+var methods = map[string]handlerFunc{
+	"alisio/prompt":     (*Server).prompt,
+	"alisio/compact":    (*Server).compact,
+	"alisio/recover":    (*Server).recoverCalls,
+	"alisio/sessions":   (*Server).sessions,
+	"alisio/session":    (*Server).session,
+	"alisio/newSession": (*Server).newSession,
+	"alisio/checkpoint": (*Server).checkpoint,
+	"alisio/tools":      (*Server).tools,
+	"alisio/status":     (*Server).statusRequest,
+}
+
+func methodNames() []string {
+	names := make([]string, 0, len(methods))
+	for n := range methods {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// storeAndAgent returns what every session method needs, or the reason it is unavailable (for example the
+// store locked by another daemon).
+func (s *Server) storeAndAgent() (*storage.Store, *agent.Agent, error) {
+	ag, err := s.agentFor()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ag.Store, ag, nil
+}
+
+// resolveSession returns id, or the workspace's most recent session; create makes one when there is none.
+func (s *Server) resolveSession(st *storage.Store, id string, create bool) (string, error) {
+	if id != "" {
+		if _, err := st.Session(id); err != nil {
+			return "", err
+		}
+		return id, nil
+	}
+	s.mu.Lock()
+	ws := s.workspace
+	s.mu.Unlock()
+	list, err := st.Sessions(ws)
+	if err != nil {
+		return "", err
+	}
+	if len(list) > 0 {
+		return list[0].ID, nil
+	}
+	if !create {
+		return "", errors.New("this workspace has no session yet: send a prompt first, or create one with alisio/newSession")
+	}
+	sess, err := st.CreateSession(storage.Session{Title: "New session", Workspace: ws}, nil)
+	return sess.ID, err
+}
+
+type promptParams struct {
+	Session       string          `json:"session"`
+	Text          string          `json:"text"`
+	WorkDoneToken json.RawMessage `json:"workDoneToken"`
+}
+
+func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p promptParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Text) == "" {
+		return nil, &paramsError{"text is required"}
+	}
+	st, ag, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.resolveSession(st, p.Session, true)
+	if err != nil {
+		return nil, err
+	}
+	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio")
+	res, err := ag.Prompt(ctx, id, p.Text)
+	s.status.touch(id)
+	if err != nil {
+		s.endProgress(id, prog, "failed")
+		return nil, err
+	}
+	s.endProgress(id, prog, "done")
+	return map[string]any{"session": id, "reply": res.Reply, "modelCalls": res.ModelCalls, "cut": res.Cut}, nil
+}
+
+type compactParams struct {
+	Session       string          `json:"session"`
+	Focus         string          `json:"focus"`
+	WorkDoneToken json.RawMessage `json:"workDoneToken"`
+}
+
+func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p compactParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	st, ag, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.resolveSession(st, p.Session, false)
+	if err != nil {
+		return nil, err
+	}
+	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio: compacting")
+	emit := func(e compaction.Event) { s.onAgentEvent(agent.Event{Session: id, Kind: agent.EventCompaction, Compaction: e}) }
+	res, err := ag.Compact(ctx, id, p.Focus, emit)
+	s.status.touch(id)
+	if err != nil {
+		s.endProgress(id, prog, "compaction failed")
+		return nil, err
+	}
+	s.endProgress(id, prog, compactionMessage(res.Event))
+	return map[string]any{"session": id, "event": res.Event, "checkpoint": res.Checkpoint}, nil
+}
+
+type recoverParams struct {
+	Session     string `json:"session"`
+	Acknowledge bool   `json:"acknowledge"`
+}
+
+func (s *Server) recoverCalls(_ context.Context, raw json.RawMessage) (any, error) {
+	var p recoverParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Session == "" {
+		return nil, &paramsError{"session is required"}
+	}
+	st, _, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	calls, err := agent.Recover(st, p.Session, p.Acknowledge)
+	if err != nil {
+		return nil, err
+	}
+	if len(calls) > 0 && !p.Acknowledge {
+		var ids []string
+		for _, c := range calls {
+			ids = append(ids, c.ID+" ("+c.Name+")")
+		}
+		return nil, fmt.Errorf("%d uncertain tool call(s): %s. They may or may not have taken effect; check, then send alisio/recover with acknowledge: true to record that their outcome is unknown (nothing is undone or retried)",
+			len(calls), strings.Join(ids, ", "))
+	}
+	s.status.touch(p.Session)
+	return map[string]any{"session": p.Session, "recovered": len(calls), "calls": calls}, nil
+}
+
+func (s *Server) sessions(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		All bool `json:"all"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	st, _, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	ws := s.workspace
+	s.mu.Unlock()
+	if p.All {
+		ws = ""
+	}
+	list, err := st.Sessions(ws)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, sess := range list {
+		out = append(out, map[string]any{"id": sess.ID, "title": sess.Title, "workspace": sess.Workspace,
+			"createdAt": sess.CreatedAt, "updatedAt": sess.UpdatedAt, "messages": sess.Head.ViewLen})
+	}
+	return map[string]any{"sessions": out}, nil
+}
+
+func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Session          string `json:"session"`
+		IncludeCompacted bool   `json:"includeCompacted"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Session == "" {
+		return nil, &paramsError{"session is required"}
+	}
+	st, _, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	v, err := st.Transcript(p.Session)
+	if err != nil {
+		return nil, err
+	}
+	msgs := v.Messages
+	if p.IncludeCompacted {
+		if msgs, err = st.History(p.Session); err != nil {
+			return nil, err
+		}
+	}
+	s.status.touch(p.Session)
+	return map[string]any{"session": v.Session, "messages": msgs, "uncertainCalls": transcript.UnansweredCalls(v.Messages)}, nil
+}
+
+func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Title string `json:"title"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	st, _, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	ws := s.workspace
+	s.mu.Unlock()
+	if p.Title == "" {
+		p.Title = "New session"
+	}
+	sess, err := st.CreateSession(storage.Session{Title: p.Title, Workspace: ws}, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.status.touch(sess.ID)
+	return map[string]any{"session": sess.ID}, nil
+}
+
+// checkpoint returns the current checkpoint's structured fields, whether it is partial, what it replaced, and
+// the relevant files changed since it was written.
+func (s *Server) checkpoint(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Session string `json:"session"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Session == "" {
+		return nil, &paramsError{"session is required"}
+	}
+	st, _, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	v, err := st.Transcript(p.Session)
+	if err != nil {
+		return nil, err
+	}
+	var ck *transcript.Message
+	for i := range v.Messages {
+		if v.Messages[i].Summary {
+			ck = &v.Messages[i]
+		}
+	}
+	if ck == nil {
+		return map[string]any{"session": p.Session, "checkpoint": nil}, nil
+	}
+	cp, _ := compaction.ParseStructured(ck.Structured)
+	hist, err := st.History(p.Session)
+	if err != nil {
+		return nil, err
+	}
+	replaced := 0
+	for _, m := range hist {
+		if m.Compacted && !m.CreatedAt.After(ck.CreatedAt) {
+			replaced++
+		}
+	}
+	changed := []string{}
+	for _, f := range cp.RelevantFiles {
+		for _, c := range s.files.ChangedSince(ck.CreatedAt) {
+			if c == f.Path {
+				changed = append(changed, c)
+			}
+		}
+	}
+	return map[string]any{"session": p.Session, "id": ck.ID, "createdAt": ck.CreatedAt.Format(time.RFC3339), "checkpoint": cp,
+		"partial": ck.Partial, "text": ck.Text, "replacedMessages": replaced, "relevantFilesChangedSince": changed}, nil
+}
+
+func (s *Server) tools(_ context.Context, _ json.RawMessage) (any, error) {
+	ag, err := s.agentFor()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range ag.Tools.Specs() {
+		names = append(names, t.Name)
+	}
+	return map[string]any{"sources": []map[string]any{{"source": "built-in", "count": len(names), "chars": ag.Tools.CatalogChars(), "tools": names}},
+		"catalogChars": ag.Tools.CatalogChars()}, nil
+}
+
+func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Session string `json:"session"`
+	}
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	st, _, err := s.storeAndAgent()
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.resolveSession(st, p.Session, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.statusOf(id)
+}

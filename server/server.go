@@ -1,0 +1,558 @@
+// Package server is the alisio daemon: the Language Server Protocol lifecycle and the alisio/* methods over
+// a jsonrpc2 stream (go.lsp.dev/jsonrpc2 and go.lsp.dev/protocol), on top of the agent. Handlers are thin:
+// they decode, call the agent or the store, and translate the result. Requests run concurrently, each with its
+// own cancellable context; notifications run in order on the read loop.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.uber.org/zap"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+)
+
+// Options configure the daemon.
+type Options struct {
+	// Config is the configuration from the config file; editor settings are layered over it.
+	Config config.Config
+	// DataDir overrides the data directory (--data-dir); empty: alisio.dataDir, then the per-user default.
+	DataDir string
+	Log     *zap.Logger
+	// MaxFrame caps incoming messages (default DefaultMaxFrame).
+	MaxFrame int64
+	// StatusInterval is the least time between two alisio/status notifications (default 100 ms).
+	StatusInterval time.Duration
+	// Provider tunes the SDK clients.
+	Provider provider.Options
+	// Version is reported in serverInfo.
+	Version string
+	// Store, when set, is used instead of opening the data directory's store (tests, benchmarks); the
+	// daemon does not close it.
+	Store *storage.Store
+}
+
+// Error codes of failed requests (LSP's reserved range).
+const (
+	codeServerNotInitialized jsonrpc2.Code = -32002
+	codeRequestFailed        jsonrpc2.Code = -32803
+	codeRequestCancelled     jsonrpc2.Code = -32800
+)
+
+// Server is one daemon connection.
+type Server struct {
+	opts Options
+	log  *zap.Logger
+	conn jsonrpc2.Conn
+	// connCtx ends with the connection; background work runs under it.
+	connCtx context.Context
+
+	mu          sync.Mutex
+	cfg         config.Config
+	initialized bool
+	shutdown    bool
+	workspace   string
+	caps        clientCaps
+	store       *storage.Store
+	storeErr    error
+	ag          *agent.Agent
+	agErr       error
+	watcher     *relevantfiles.Watcher
+	files       *relevantfiles.Tracker
+	compacting  map[string]bool
+	progress    map[string]*progress
+
+	inflightMu sync.Mutex
+	inflight   map[string]context.CancelFunc
+
+	status *statusSender
+	exit   chan int
+	once   sync.Once
+}
+
+type clientCaps struct {
+	configuration, workDoneProgress, watchedFilesRegistration bool
+}
+
+// Serve runs the daemon on rwc until the client sends exit or the stream ends, and returns the process exit
+// code: 0 after shutdown then exit, 1 otherwise (LSP).
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.StatusInterval <= 0 {
+		opts.StatusInterval = 100 * time.Millisecond
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &Server{opts: opts, log: opts.Log, connCtx: ctx, cfg: opts.Config, files: relevantfiles.NewTracker(),
+		compacting: map[string]bool{}, progress: map[string]*progress{}, inflight: map[string]context.CancelFunc{}, exit: make(chan int, 1)}
+	st := newStream(rwc, opts.MaxFrame, func(reason string) { s.log.Warn("bad input from the client", zap.String("reason", reason)) })
+	s.conn = jsonrpc2.NewConn(st)
+	s.status = newStatusSender(ctx, opts.StatusInterval, s.sendStatus)
+	s.conn.Go(ctx, s.handle)
+	code := 1
+	select {
+	case code = <-s.exit:
+	case <-s.conn.Done():
+		s.mu.Lock()
+		if s.shutdown {
+			code = 0
+		}
+		s.mu.Unlock()
+		s.log.Info("the client closed the connection", zap.Error(s.conn.Err()))
+	case <-ctx.Done():
+	}
+	cancel()
+	s.cancelAll()
+	s.close()
+	_ = s.conn.Close()
+	return code
+}
+
+func (s *Server) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watcher != nil {
+		_ = s.watcher.Close()
+		s.watcher = nil
+	}
+	if s.ag != nil && s.ag.Tools != nil {
+		_ = s.ag.Tools.Close()
+	}
+	if s.store != nil && s.opts.Store == nil {
+		if err := s.store.Close(); err != nil {
+			s.log.Warn("closing the session store", zap.Error(err))
+		}
+		s.store = nil
+	}
+}
+
+// handle is the outermost handler: it never returns an error (that would fail the connection) and runs
+// requests off the read loop so that a long prompt never blocks status, cancellation or shutdown.
+func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+	switch req.Method() {
+	case "$/cancelRequest":
+		s.cancelRequest(req.Params())
+		return nil
+	case "exit":
+		s.mu.Lock()
+		code := 1
+		if s.shutdown {
+			code = 0
+		}
+		s.mu.Unlock()
+		s.once.Do(func() { s.exit <- code })
+		return nil
+	}
+	call, ok := req.(*jsonrpc2.Call)
+	if !ok {
+		s.notification(ctx, req)
+		return nil
+	}
+	key := idKey(call.ID())
+	rctx, cancel := context.WithCancel(s.connCtx)
+	s.inflightMu.Lock()
+	s.inflight[key] = cancel
+	s.inflightMu.Unlock()
+	go func() {
+		defer func() {
+			s.inflightMu.Lock()
+			delete(s.inflight, key)
+			s.inflightMu.Unlock()
+			cancel()
+		}()
+		result, err := s.safeCall(rctx, call)
+		if err != nil && rctx.Err() != nil && s.connCtx.Err() == nil {
+			err = &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled: " + err.Error()}
+		}
+		// Reply even when the request's context was cancelled (a cancelled context drops the reply).
+		if rerr := reply(context.WithoutCancel(ctx), result, rpcError(err)); rerr != nil {
+			s.log.Warn("replying", zap.String("method", call.Method()), zap.Error(rerr))
+		}
+	}()
+	return nil
+}
+
+// safeCall dispatches call and turns a panic into an internal error reply.
+func (s *Server) safeCall(ctx context.Context, call *jsonrpc2.Call) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in a handler", zap.String("method", call.Method()), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			result, err = nil, &jsonrpc2.Error{Code: jsonrpc2.InternalError, Message: fmt.Sprintf("internal error in %s: %v (see the daemon log)", call.Method(), p)}
+		}
+	}()
+	s.mu.Lock()
+	initialized, shut := s.initialized, s.shutdown
+	s.mu.Unlock()
+	method := call.Method()
+	switch {
+	case method == "initialize":
+		return s.initialize(ctx, call.Params())
+	case !initialized:
+		return nil, &jsonrpc2.Error{Code: codeServerNotInitialized, Message: "the server is not initialized: send initialize first"}
+	case method == "shutdown":
+		s.mu.Lock()
+		s.shutdown = true
+		s.mu.Unlock()
+		return nil, nil
+	case shut:
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.InvalidRequest, Message: "the server is shutting down: only exit is accepted"}
+	}
+	if h, ok := methods[method]; ok {
+		return h(s, ctx, call.Params())
+	}
+	return nil, &jsonrpc2.Error{Code: jsonrpc2.MethodNotFound, Message: "method not found: " + method}
+}
+
+// rpcError gives every error a proper JSON-RPC code: jsonrpc2 errors keep theirs, invalid params get
+// -32602, anything else is a failed request (-32803) with its message.
+func rpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	var pe *paramsError
+	if errors.As(err, &pe) {
+		return &jsonrpc2.Error{Code: jsonrpc2.InvalidParams, Message: pe.Error()}
+	}
+	return &jsonrpc2.Error{Code: codeRequestFailed, Message: err.Error()}
+}
+
+// paramsError is a request whose params do not decode or lack a required field.
+type paramsError struct{ msg string }
+
+func (e *paramsError) Error() string { return "invalid params: " + e.msg }
+
+// decode reads params into v, refusing unknown fields.
+func decode(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		params = []byte("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(params)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &paramsError{err.Error()}
+	}
+	return nil
+}
+
+func idKey(id jsonrpc2.ID) string {
+	b, _ := json.Marshal(&id)
+	return string(b)
+}
+
+// cancelRequest cancels an in-flight request; numeric and string IDs both work (go.lsp.dev's own handler
+// ignores the numeric IDs editors send).
+func (s *Server) cancelRequest(params json.RawMessage) {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.ID) == 0 {
+		return
+	}
+	key := string(p.ID)
+	if n, err := strconv.ParseFloat(key, 64); err == nil {
+		key = strconv.FormatInt(int64(n), 10)
+	}
+	s.inflightMu.Lock()
+	cancel, ok := s.inflight[key]
+	s.inflightMu.Unlock()
+	if ok {
+		cancel()
+	}
+}
+
+func (s *Server) cancelAll() {
+	s.inflightMu.Lock()
+	defer s.inflightMu.Unlock()
+	for _, c := range s.inflight {
+		c()
+	}
+}
+
+// notification handles client notifications in order.
+func (s *Server) notification(ctx context.Context, req jsonrpc2.Request) {
+	s.mu.Lock()
+	initialized := s.initialized
+	s.mu.Unlock()
+	if !initialized {
+		return // LSP: notifications before initialize are dropped
+	}
+	switch req.Method() {
+	case "initialized":
+		if s.caps.configuration {
+			go s.pullConfiguration()
+		}
+	case "workspace/didChangeConfiguration":
+		var p struct {
+			Settings json.RawMessage `json:"settings"`
+		}
+		_ = json.Unmarshal(req.Params(), &p)
+		if s.caps.configuration {
+			go s.pullConfiguration()
+			return
+		}
+		s.applySettings(p.Settings, "workspace/didChangeConfiguration")
+	case "workspace/didChangeWatchedFiles":
+		var p protocol.DidChangeWatchedFilesParams
+		if json.Unmarshal(req.Params(), &p) != nil {
+			return
+		}
+		for _, ch := range p.Changes {
+			rel := s.relPath(uriPath(string(ch.URI)))
+			if rel == "" {
+				continue
+			}
+			if ch.Type == protocol.FileChangeTypeDeleted {
+				s.files.Removed(rel)
+			} else {
+				s.files.Note(rel, relevantfiles.Changed)
+			}
+		}
+	default:
+		s.log.Debug("ignored notification", zap.String("method", req.Method()))
+	}
+}
+
+type initializeParams struct {
+	RootURI               string                     `json:"rootUri"`
+	RootPath              string                     `json:"rootPath"`
+	WorkspaceFolders      []protocol.WorkspaceFolder `json:"workspaceFolders"`
+	InitializationOptions json.RawMessage            `json:"initializationOptions"`
+	Capabilities          struct {
+		Workspace struct {
+			Configuration         bool `json:"configuration"`
+			DidChangeWatchedFiles struct {
+				DynamicRegistration bool `json:"dynamicRegistration"`
+			} `json:"didChangeWatchedFiles"`
+		} `json:"workspace"`
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+	} `json:"capabilities"`
+}
+
+func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := json.Unmarshal(nonNull(params), &p); err != nil {
+		return nil, &paramsError{err.Error()}
+	}
+	s.mu.Lock()
+	if s.initialized {
+		s.mu.Unlock()
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.InvalidRequest, Message: "initialize was already received"}
+	}
+	s.caps = clientCaps{configuration: p.Capabilities.Workspace.Configuration, workDoneProgress: p.Capabilities.Window.WorkDoneProgress,
+		watchedFilesRegistration: p.Capabilities.Workspace.DidChangeWatchedFiles.DynamicRegistration}
+	s.workspace = workspaceRoot(p)
+	s.mu.Unlock()
+	s.applySettings(p.InitializationOptions, "initializationOptions")
+	s.openStore()
+	s.mu.Lock()
+	s.initialized = true
+	s.mu.Unlock()
+	go s.watch()
+	return map[string]any{
+		"capabilities": map[string]any{
+			"experimental": map[string]any{"alisio": map[string]any{"protocolVersion": 1, "methods": methodNames(),
+				"notifications": []string{"alisio/event", "alisio/status"}}},
+		},
+		"serverInfo": map[string]any{"name": "alisio-lsp", "version": s.opts.Version},
+	}, nil
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return []byte("{}")
+	}
+	return raw
+}
+
+func workspaceRoot(p initializeParams) string {
+	for _, f := range p.WorkspaceFolders {
+		if path := uriPath(f.URI); path != "" {
+			return path
+		}
+	}
+	if path := uriPath(p.RootURI); path != "" {
+		return path
+	}
+	if p.RootPath != "" {
+		return p.RootPath
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+func uriPath(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Scheme != "file" {
+		return ""
+	}
+	return filepath.Clean(parsed.Path)
+}
+
+func (s *Server) relPath(abs string) string {
+	s.mu.Lock()
+	root := s.workspace
+	s.mu.Unlock()
+	if abs == "" || root == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// openStore opens the session store; a store locked by another daemon is remembered and reported by every
+// session method, never a hang.
+func (s *Server) openStore() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opts.Store != nil {
+		s.store = s.opts.Store
+		return
+	}
+	override := s.opts.DataDir
+	if override == "" {
+		override = s.cfg.DataDir
+	}
+	dir, err := storage.DataDir(override)
+	if err == nil {
+		s.store, err = storage.OpenDataDir(dir, storage.DefaultOptions("").WithLogger(s.log))
+	}
+	if err != nil {
+		s.storeErr = err
+		s.log.Warn("the session store is unavailable", zap.Error(err))
+		go s.showMessage(protocol.MessageTypeWarning, "Alisio: "+err.Error())
+	}
+}
+
+// applySettings layers the editor's alisio settings over the config file; an invalid value is shown to the
+// user and the previous valid configuration stays.
+func (s *Server) applySettings(raw json.RawMessage, source string) {
+	raw = nonNull(raw)
+	var wrapped map[string]json.RawMessage
+	if json.Unmarshal(raw, &wrapped) == nil {
+		if inner, ok := wrapped["alisio"]; ok {
+			raw = nonNull(inner)
+		}
+	}
+	s.mu.Lock()
+	next, err := config.Overlay(s.opts.Config, raw, "alisio settings ("+source+")")
+	if err == nil {
+		s.cfg = next
+		s.ag, s.agErr = nil, nil // rebuilt with the new settings at the next use
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Warn("invalid settings", zap.Error(err))
+		go s.showMessage(protocol.MessageTypeError, "Alisio: "+err.Error()+". The previous settings stay in force.")
+		return
+	}
+	s.status.touchAll()
+}
+
+// pullConfiguration asks the client for the alisio section (workspace/configuration).
+func (s *Server) pullConfiguration() {
+	var result []json.RawMessage
+	ctx, cancel := context.WithTimeout(s.connCtx, 10*time.Second)
+	defer cancel()
+	_, err := s.conn.Call(ctx, "workspace/configuration", &protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: "alisio"}}}, &result)
+	if err != nil {
+		s.log.Warn("workspace/configuration failed", zap.Error(err))
+		return
+	}
+	if len(result) > 0 {
+		s.applySettings(result[0], "workspace/configuration")
+	}
+}
+
+func (s *Server) showMessage(typ protocol.MessageType, msg string) {
+	_ = s.conn.Notify(s.connCtx, "window/showMessage", &protocol.ShowMessageParams{Type: typ, Message: msg})
+}
+
+// watch starts the workspace watcher; when the system's watch limit is reached it falls back to the client's
+// watching (workspace/didChangeWatchedFiles) if the client can register it.
+func (s *Server) watch() {
+	s.mu.Lock()
+	root := s.workspace
+	s.mu.Unlock()
+	w, err := relevantfiles.Watch(root, s.files, relevantfiles.DefaultDebounce, s.log)
+	if err != nil {
+		s.log.Warn("the workspace watcher is limited; asking the editor to report file changes instead", zap.Error(err))
+		if s.caps.watchedFilesRegistration {
+			_, _ = s.conn.Call(s.connCtx, "client/registerCapability", map[string]any{"registrations": []any{map[string]any{
+				"id": "alisio-watch", "method": "workspace/didChangeWatchedFiles",
+				"registerOptions": map[string]any{"watchers": []any{map[string]any{"globPattern": "**/*"}}}}}}, nil)
+		}
+	}
+	if w == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.connCtx.Err() != nil {
+		_ = w.Close()
+		return
+	}
+	s.watcher = w
+}
+
+// session returns the store and the agent for the current settings, building the agent when needed.
+func (s *Server) agentFor() (*agent.Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.storeErr != nil {
+		return nil, s.storeErr
+	}
+	if s.ag != nil || s.agErr != nil {
+		return s.ag, s.agErr
+	}
+	s.ag, s.agErr = s.buildAgentLocked()
+	if s.ag != nil {
+		s.ag.OnEvent = s.onAgentEvent
+	}
+	return s.ag, s.agErr
+}
+
+// buildAgentLocked builds the agent; without a configured provider it still serves compaction (offline
+// summarizer) and status, and prompts fail with directions.
+func (s *Server) buildAgentLocked() (*agent.Agent, error) {
+	p, _ := s.cfg.ActiveProvider()
+	if p.Kind == "" {
+		return agent.NewContextOnly(s.store, s.cfg, s.workspace, s.files)
+	}
+	ctx, cancel := context.WithTimeout(s.connCtx, 15*time.Second)
+	defer cancel()
+	a, err := agent.New(ctx, s.store, s.cfg, s.workspace, s.log, s.opts.Provider)
+	if err != nil {
+		return nil, err
+	}
+	a.UseFiles(s.files)
+	return a, nil
+}

@@ -1,0 +1,450 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/server"
+	"github.com/alisio-lsp/alisio-lsp/server/servertest"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+type env struct {
+	client   *servertest.Client
+	store    *storage.Store
+	ws       string
+	provider *providertest.Server
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// start runs a daemon with a real Badger store and, when script is not nil, the local test provider.
+func start(t *testing.T, script *providertest.Script, mutate func(*config.Config)) *env {
+	t.Helper()
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := config.Default()
+	e := &env{store: st, ws: t.TempDir()}
+	if script != nil {
+		e.provider = providertest.New(*script)
+		hs := httptest.NewServer(e.provider)
+		t.Cleanup(hs.Close)
+		cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test"}
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	if err := os.WriteFile(filepath.Join(e.ws, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.client = servertest.Start(t, server.Options{Config: cfg, Store: st, StatusInterval: 20 * time.Millisecond, Provider: provider.Options{MaxRetries: 0}})
+	return e
+}
+
+func (e *env) init(t *testing.T, options any) map[string]any {
+	t.Helper()
+	res, err := e.client.Initialize(ctx(t), e.ws, options, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func rpcCode(err error) jsonrpc2.Code {
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		return je.Code
+	}
+	return 0
+}
+
+func TestLifecycle(t *testing.T) {
+	e := start(t, nil, nil)
+	if err := e.client.Call(ctx(t), "alisio/sessions", nil, nil); rpcCode(err) != -32002 {
+		t.Fatalf("request before initialize: %v", err)
+	}
+	res := e.init(t, nil)
+	exp := res["capabilities"].(map[string]any)["experimental"].(map[string]any)["alisio"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(exp["methods"]), "alisio/prompt") {
+		t.Fatalf("capabilities %v", res)
+	}
+	if err := e.client.Call(ctx(t), "initialize", map[string]any{}, nil); err == nil {
+		t.Fatal("a second initialize was accepted")
+	}
+	if err := e.client.Call(ctx(t), "textDocument/hover", map[string]any{}, nil); rpcCode(err) != jsonrpc2.MethodNotFound {
+		t.Fatalf("unknown method: %v", err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/nothing", nil, nil); rpcCode(err) != jsonrpc2.MethodNotFound {
+		t.Fatalf("unknown alisio method: %v", err)
+	}
+	if err := e.client.Call(ctx(t), "shutdown", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/sessions", nil, nil); rpcCode(err) != jsonrpc2.InvalidRequest {
+		t.Fatalf("request after shutdown: %v", err)
+	}
+	_ = e.client.Notify("exit", nil)
+	if code := <-e.client.ExitCode; code != 0 {
+		t.Fatalf("exit after shutdown: code %d", code)
+	}
+	e.client.ExitCode <- 0 // for the cleanup
+}
+
+func TestExitWithoutShutdown(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	_ = e.client.Notify("exit", nil)
+	if code := <-e.client.ExitCode; code != 1 {
+		t.Fatalf("exit without shutdown: code %d", code)
+	}
+	e.client.ExitCode <- 1
+}
+
+func eventTypes(notes []servertest.Notification) []string {
+	var out []string
+	for _, n := range notes {
+		var p struct {
+			V    int    `json:"v"`
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(n.Params, &p)
+		if p.V == 1 {
+			out = append(out, p.Type)
+		}
+	}
+	return out
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestWholeSession drives prompt → tools → automatic compaction → meter updates → manual compact with a
+// focus → checkpoint, through the local test provider.
+func TestWholeSession(t *testing.T) {
+	var replies []providertest.Reply
+	for i := 0; i < 10; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call_" + strconv.Itoa(i), Name: "run_command",
+			Arguments: `{"command":"head -c 2500 /dev/zero | tr '\\0' w"}`}}})
+	}
+	replies = append(replies, providertest.Reply{Text: "done"})
+	e := start(t, &providertest.Script{Replies: replies}, func(c *config.Config) { c.Limits.MaxContextChars = 20_000 })
+	e.init(t, nil)
+	var created struct{ Session string }
+	if err := e.client.Call(ctx(t), "alisio/newSession", map[string]any{"title": "t"}, &created); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Session string
+		Reply   string
+	}
+	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": created.Session, "text": "run it ten times. Never push."}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Reply != "done" || res.Session != created.Session {
+		t.Fatalf("prompt %+v", res)
+	}
+	if v := e.provider.Violations(); len(v) > 0 {
+		t.Fatalf("invalid requests reached the provider: %v", v)
+	}
+	types := eventTypes(e.client.Notifications("alisio/event"))
+	for _, want := range []string{"tool_call", "tool_result", "compaction_started", "compaction_completed", "reply"} {
+		if !has(types, want) {
+			t.Fatalf("no %s event among %v", want, types)
+		}
+	}
+	e.client.Await(t, 5*time.Second, "a status notification", func(n []servertest.Notification) bool {
+		for _, x := range n {
+			if x.Method == "alisio/status" && strings.Contains(string(x.Params), `"hardLimit":20000`) {
+				return true
+			}
+		}
+		return false
+	})
+	// Progress: the client supports it, so the prompt ran under a server-created token.
+	if !has(e.client.ServerRequests(), "window/workDoneProgress/create") || len(e.client.Notifications("$/progress")) < 2 {
+		t.Fatal("no work-done progress")
+	}
+
+	var comp struct {
+		Event struct {
+			Type    string
+			Partial bool
+		}
+	}
+	err := e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": created.Session, "focus": "the push rule"}, &comp)
+	if err != nil && !strings.Contains(err.Error(), "not enough history") && !strings.Contains(err.Error(), "would not shrink") {
+		t.Fatal(err)
+	}
+	var ck struct {
+		Checkpoint struct {
+			Instructions []string
+		}
+		Partial          bool
+		ReplacedMessages int
+	}
+	if err := e.client.Call(ctx(t), "alisio/checkpoint", map[string]any{"session": created.Session}, &ck); err != nil {
+		t.Fatal(err)
+	}
+	if ck.ReplacedMessages == 0 || !strings.Contains(strings.Join(ck.Checkpoint.Instructions, " "), "Never push") {
+		t.Fatalf("checkpoint %+v", ck)
+	}
+	v, err := e.store.Transcript(created.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transcripttest.CheckStructure(v.Messages); err != nil {
+		t.Fatal(err)
+	}
+	var sess struct {
+		Messages []transcript.Message
+	}
+	if err := e.client.Call(ctx(t), "alisio/session", map[string]any{"session": created.Session, "includeCompacted": true}, &sess); err != nil || len(sess.Messages) <= len(v.Messages) {
+		t.Fatalf("session with compacted messages: %v, %d", err, len(sess.Messages))
+	}
+	var tools struct{ CatalogChars int }
+	if err := e.client.Call(ctx(t), "alisio/tools", nil, &tools); err != nil || tools.CatalogChars == 0 {
+		t.Fatalf("tools: %v", err)
+	}
+}
+
+func TestCancelAndConcurrency(t *testing.T) {
+	e := start(t, &providertest.Script{Replies: []providertest.Reply{{Text: "slow", DelayMs: 10_000}}}, nil)
+	e.init(t, nil)
+	var created struct{ Session string }
+	_ = e.client.Call(ctx(t), "alisio/newSession", nil, &created)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": created.Session, "text": "hi"}, nil)
+	}()
+	// While the prompt runs, other requests are served.
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	var st map[string]any
+	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, &st); err != nil || time.Since(start) > 2*time.Second {
+		t.Fatalf("status during a prompt: %v after %v", err, time.Since(start))
+	}
+	// The prompt was the client's request id 2 (after initialize): cancel it by its numeric id.
+	for _, id := range []int{2, 3, 4} {
+		_ = e.client.Notify("$/cancelRequest", map[string]any{"id": id})
+	}
+	_ = e.client.Notify("$/cancelRequest", map[string]any{"id": "no-such-request"})
+	select {
+	case err := <-done:
+		if rpcCode(err) != -32800 {
+			t.Fatalf("cancelled prompt: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelling the prompt did not end it")
+	}
+}
+
+func TestSettings(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, map[string]any{"alisio": map[string]any{"compaction": map[string]any{"threshold": 7}}})
+	e.client.Await(t, 5*time.Second, "an error message about the setting", func(n []servertest.Notification) bool {
+		for _, x := range n {
+			if x.Method == "window/showMessage" && strings.Contains(string(x.Params), "compaction.threshold: 7 (allowed: 0.1–0.99)") {
+				return true
+			}
+		}
+		return false
+	})
+	var created struct{ Session string }
+	_ = e.client.Call(ctx(t), "alisio/newSession", nil, &created)
+	var st struct{ HardLimit, Threshold float64 }
+	_ = e.client.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, &st)
+	if st.Threshold != 0.85 {
+		t.Fatalf("the invalid setting was applied: %+v", st)
+	}
+	_ = e.client.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": map[string]any{"limits": map[string]any{"maxContextChars": 50_000}}}})
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		_ = e.client.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, &st)
+		if st.HardLimit == 50_000 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("lowering maxContextChars did not take effect: %+v", st)
+}
+
+func TestInvalidParamsForEveryMethod(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	for _, m := range []string{"alisio/prompt", "alisio/compact", "alisio/recover", "alisio/sessions", "alisio/session", "alisio/newSession", "alisio/checkpoint", "alisio/status"} {
+		err := e.client.Call(ctx(t), m, map[string]any{"bogus": true}, nil)
+		if rpcCode(err) != jsonrpc2.InvalidParams {
+			t.Errorf("%s with an unknown field: %v", m, err)
+		}
+		err = e.client.Call(ctx(t), m, []int{1, 2}, nil)
+		if rpcCode(err) != jsonrpc2.InvalidParams {
+			t.Errorf("%s with an array: %v", m, err)
+		}
+	}
+	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "  "}, nil); rpcCode(err) != jsonrpc2.InvalidParams {
+		t.Errorf("empty prompt: %v", err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/session", map[string]any{"session": "nope"}, nil); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("unknown session: %v", err)
+	}
+	// Without a provider a prompt says how to configure one.
+	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "hi"}, nil); err == nil || !strings.Contains(err.Error(), "provider.kind") {
+		t.Errorf("prompt without a provider: %v", err)
+	}
+}
+
+func TestRecoverFlow(t *testing.T) {
+	e := start(t, &providertest.Script{Replies: []providertest.Reply{{Text: "ok"}}}, nil)
+	e.init(t, nil)
+	sess, _ := e.store.CreateSession(storage.Session{Workspace: e.ws}, []transcript.Message{
+		{Role: transcript.RoleUser, Text: "deploy"},
+		{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "call_x", Name: "run_command", Arguments: "{}"}}}})
+	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": sess.ID, "text": "go"}, nil); err == nil || !strings.Contains(err.Error(), "call_x") {
+		t.Fatalf("prompt on an uncertain session: %v", err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": sess.ID}, nil); err == nil || !strings.Contains(err.Error(), "call_x") {
+		t.Fatalf("compact on an uncertain session: %v", err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/recover", map[string]any{"session": sess.ID}, nil); err == nil || !strings.Contains(err.Error(), "acknowledge") {
+		t.Fatalf("recover without acknowledge: %v", err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/recover", map[string]any{"session": sess.ID, "acknowledge": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": sess.ID, "text": "go"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBadInput sends garbage frames, a huge Content-Length, non-JSON-RPC bodies and requests before
+// initialize over a raw pipe: every one gets an error answer, and the connection keeps working.
+func TestBadInput(t *testing.T) {
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	conn, code := servertest.RawPipe(t, server.Options{Config: config.Default(), Store: st, MaxFrame: 1 << 20})
+	r := bufio.NewReader(conn)
+	read := func() map[string]any {
+		t.Helper()
+		_ = conn.(interface{ SetReadDeadline(time.Time) error }).SetReadDeadline(time.Now().Add(5 * time.Second))
+		length := 0
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading a response: %v", err)
+			}
+			if strings.TrimSpace(line) == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+				length, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		body := make([]byte, length)
+		if _, err := io.ReadFull(r, body); err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		return m
+	}
+	send := func(s string) {
+		go func() { _, _ = io.WriteString(conn, s) }()
+	}
+	errCode := func(m map[string]any) float64 {
+		e, _ := m["error"].(map[string]any)
+		c, _ := e["code"].(float64)
+		return c
+	}
+	send(servertest.Frame(`{"jsonrpc":"2.0","id":1,"method":"alisio/sessions"}`))
+	if m := read(); errCode(m) != -32002 {
+		t.Fatalf("before initialize: %v", m)
+	}
+	send(servertest.Frame(`this is not json`))
+	if m := read(); errCode(m) != -32700 || m["id"] != nil {
+		t.Fatalf("garbage body: %v", m)
+	}
+	send(servertest.Frame(`{"hello":"world"}`))
+	if m := read(); errCode(m) != -32600 {
+		t.Fatalf("not JSON-RPC: %v", m)
+	}
+	send("Content-Length: 5000000\r\n\r\n" + strings.Repeat("x", 5_000_000))
+	if m := read(); errCode(m) != -32600 || !strings.Contains(fmt.Sprint(m["error"]), "limit") {
+		t.Fatalf("oversized frame: %v", m)
+	}
+	send("Garbage-Header-Without-Colon\r\n\r\n")
+	if m := read(); errCode(m) != -32700 {
+		t.Fatalf("bad header: %v", m)
+	}
+	send(servertest.Frame(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"processId":1,"capabilities":{}}}`))
+	if m := read(); m["result"] == nil {
+		t.Fatalf("initialize after bad input: %v", m)
+	}
+	send(servertest.Frame(`{"jsonrpc":"2.0","id":"s-3","method":"alisio/sessions"}`))
+	if m := read(); m["id"] != "s-3" || m["result"] == nil {
+		t.Fatalf("string id: %v", m)
+	}
+	send(servertest.Frame(`{"jsonrpc":"2.0","method":"exit"}`))
+	select {
+	case c := <-code:
+		if c != 1 {
+			t.Fatalf("exit without shutdown: %d", c)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no exit")
+	}
+}
+
+func TestSecondDaemonOnALockedStore(t *testing.T) {
+	data := t.TempDir()
+	first := servertest.Start(t, server.Options{Config: config.Default(), DataDir: data})
+	if _, err := first.Initialize(ctx(t), t.TempDir(), nil, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Call(ctx(t), "alisio/sessions", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := servertest.Start(t, server.Options{Config: config.Default(), DataDir: data})
+	if _, err := second.Initialize(ctx(t), t.TempDir(), nil, false, false); err != nil {
+		t.Fatalf("initialize on a locked store must succeed: %v", err)
+	}
+	start := time.Now()
+	err := second.Call(ctx(t), "alisio/sessions", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "--data-dir") || time.Since(start) > 5*time.Second {
+		t.Fatalf("session method on a locked store: %v", err)
+	}
+	second.Await(t, 5*time.Second, "a warning", func(n []servertest.Notification) bool { return len(n) > 0 && n[0].Method == "window/showMessage" })
+}

@@ -121,7 +121,9 @@ func TestWatcher_FilesDirectoriesRenamesAndIgnores(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, "newdir/deep/c.go"), filepath.Join(root, "newdir/deep/d.go")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, flushed, func() bool { return !has(tr, "newdir/deep/b.go") && !has(tr, "newdir/deep/c.go") && has(tr, "newdir/deep/d.go") }, "removals")
+	waitFor(t, flushed, func() bool {
+		return !has(tr, "newdir/deep/b.go") && !has(tr, "newdir/deep/c.go") && has(tr, "newdir/deep/d.go")
+	}, "removals")
 
 	// Ignored paths never show up.
 	write(".git/HEAD", "x")

@@ -127,7 +127,9 @@ func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, err
 	}
 	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio: compacting")
-	emit := func(e compaction.Event) { s.onAgentEvent(agent.Event{Session: id, Kind: agent.EventCompaction, Compaction: e}) }
+	emit := func(e compaction.Event) {
+		s.onAgentEvent(agent.Event{Session: id, Kind: agent.EventCompaction, Compaction: e})
+	}
 	res, err := ag.Compact(ctx, id, p.Focus, emit)
 	s.status.touch(id)
 	if err != nil {

@@ -11,3 +11,8 @@ if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticc
 go test -count=1 ./...
 # The concurrent parts again under the race detector.
 go test -race -count=1 ./server/... ./agent/... ./relevantfiles/
+# The daemon against the real vscode-languageserver-protocol client (npm ci in test/conformance first).
+go build -o bin/alisio-lsp ./cmd/alisio-lsp
+go build -o bin/alisio-testprovider ./cmd/alisio-testprovider
+if [ ! -d test/conformance/node_modules ]; then (cd test/conformance && npm ci --no-audit --no-fund); fi
+(cd test/conformance && ALISIO_BIN="$PWD/../../bin/alisio-lsp" ALISIO_TESTPROVIDER="$PWD/../../bin/alisio-testprovider" node --test conformance.test.js)

@@ -1,0 +1,106 @@
+package server_test
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/server"
+	"github.com/alisio-lsp/alisio-lsp/server/servertest"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+func benchStore(b *testing.B, messages int) (*storage.Store, string) {
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(b.TempDir(), "store")).WithSyncWrites(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	cfg := transcripttest.Default(messages)
+	cfg.ResultChars, cfg.HugeEvery = 400, 0
+	msgs := transcripttest.Generate(cfg)[:messages]
+	ws := b.TempDir()
+	sess, err := st.CreateSession(storage.Session{Workspace: ws}, msgs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, sess.ID
+}
+
+// BenchmarkStatusUnderLoad measures alisio/status latency while a compaction of a 20k-message session runs
+// and 50 other requests (full session reads) are in flight.
+func BenchmarkStatusUnderLoad(b *testing.B) {
+	st, big := benchStore(b, 20_000)
+	small, err := st.CreateSession(storage.Session{Title: "small"}, transcripttest.Generate(transcripttest.Default(20)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := servertest.Start(b, server.Options{Config: config.Default(), Store: st})
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx, b.TempDir(), nil, false, false); err != nil {
+		b.Fatal(err)
+	}
+	var latencies []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = c.Call(ctx, "alisio/compact", map[string]any{"session": big}, nil) }()
+		for k := 0; k < 50; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_ = c.Call(ctx, "alisio/session", map[string]any{"session": big}, nil)
+				}
+			}()
+		}
+		for k := 0; k < 20; k++ {
+			t0 := time.Now()
+			if err := c.Call(ctx, "alisio/status", map[string]any{"session": small.ID}, nil); err != nil {
+				b.Fatal(err)
+			}
+			latencies = append(latencies, time.Since(t0))
+		}
+		close(stop)
+		wg.Wait()
+	}
+	b.StopTimer()
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkStartup100k measures daemon start to the initialize reply with a 100k-message session in the
+// store, and the heap held afterwards.
+func BenchmarkStartup100k(b *testing.B) {
+	st, _ := benchStore(b, 100_000)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c := servertest.Start(b, server.Options{Config: config.Default(), Store: st})
+		if _, err := c.Initialize(ctx, b.TempDir(), nil, false, false); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Call(ctx, "alisio/sessions", nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "heap-MiB")
+}

@@ -217,15 +217,9 @@ func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := st.Transcript(p.Session)
+	v, msgs, err := st.Read(p.Session, p.IncludeCompacted)
 	if err != nil {
 		return nil, err
-	}
-	msgs := v.Messages
-	if p.IncludeCompacted {
-		if msgs, err = st.History(p.Session); err != nil {
-			return nil, err
-		}
 	}
 	s.status.touch(p.Session)
 	return map[string]any{"session": v.Session, "messages": msgs, "uncertainCalls": transcript.UnansweredCalls(v.Messages)}, nil

@@ -476,6 +476,17 @@ func (s *Store) History(id string) ([]transcript.Message, error) {
 	return out, err
 }
 
+// Read returns the effective transcript of session id and the messages to show: the transcript itself, or
+// with includeCompacted the full history.
+func (s *Store) Read(id string, includeCompacted bool) (View, []transcript.Message, error) {
+	v, err := s.Transcript(id)
+	if err != nil || !includeCompacted {
+		return v, v.Messages, err
+	}
+	h, err := s.History(id)
+	return v, h, err
+}
+
 // Apply commits rw atomically: after a crash at any point the session is entirely before or entirely after it.
 // It returns ErrStale when the session changed since rw was planned.
 func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {

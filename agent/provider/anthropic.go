@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -30,21 +28,11 @@ type Anthropic struct {
 // NewAnthropic builds the provider; the API key comes from the variable provider.apiKeyEnv names (default
 // ANTHROPIC_API_KEY).
 func NewAnthropic(p config.Provider, extra ...option.RequestOption) (*Anthropic, error) {
-	if p.Model == "" {
-		return nil, errors.New("provider.model is not set: name the model to use (for example \"claude-sonnet-4-5\")")
+	key, err := apiKey(p, "ANTHROPIC_API_KEY", "claude-sonnet-4-5")
+	if err != nil {
+		return nil, err
 	}
-	env := p.APIKeyEnv
-	if env == "" {
-		env = "ANTHROPIC_API_KEY"
-	}
-	key := os.Getenv(env)
-	if key == "" && p.BaseURL == "" {
-		return nil, fmt.Errorf("the Anthropic API key is missing: export %s (or name another variable in provider.apiKeyEnv)", env)
-	}
-	if key == "" {
-		key = "none"
-	}
-	opts := []option.RequestOption{option.WithAPIKey(key), option.WithRequestTimeout(5 * time.Minute)}
+	opts := []option.RequestOption{option.WithAPIKey(key), option.WithRequestTimeout(requestTimeout)}
 	if p.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.BaseURL))
 	}

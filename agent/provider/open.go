@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	openaioption "github.com/openai/openai-go/v3/option"
@@ -53,4 +55,33 @@ func Open(p config.Provider, o Options) (Model, error) {
 			"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
 	}
 	return nil, fmt.Errorf("provider.kind %q is not supported; use \"openai\" (any OpenAI-compatible server) or \"anthropic\"", p.Kind)
+}
+
+// requestTimeout bounds one provider request.
+const requestTimeout = 5 * time.Minute
+
+// apiKey checks the model setting and reads the API key from the variable p.APIKeyEnv names (defaultEnv when
+// empty). A missing key is an error when required (a hosted API: no baseURL), else local servers get a
+// placeholder, since the SDKs require one. The key is never stored or logged.
+func apiKey(p config.Provider, defaultEnv, exampleModel string) (string, error) {
+	if p.Model == "" {
+		return "", fmt.Errorf("provider.model is not set: name the model to use (for example %q)", exampleModel)
+	}
+	env := p.APIKeyEnv
+	if env == "" {
+		env = defaultEnv
+	}
+	key := ""
+	if env != "" {
+		key = os.Getenv(env)
+	}
+	switch {
+	case key != "":
+		return key, nil
+	case p.APIKeyEnv != "":
+		return "", fmt.Errorf("provider.apiKeyEnv names %s, but that environment variable is empty; export it before starting alisio-lsp", p.APIKeyEnv)
+	case defaultEnv != "" && p.BaseURL == "":
+		return "", fmt.Errorf("the API key is missing: export %s (or name another variable in provider.apiKeyEnv)", defaultEnv)
+	}
+	return "none", nil
 }

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -29,24 +27,14 @@ type OpenAI struct {
 // NewOpenAI builds the provider from its settings. The API key is read from the environment variable the
 // settings name (never from the settings themselves); extra options (an HTTP client, retries) are appended.
 func NewOpenAI(p config.Provider, extra ...option.RequestOption) (*OpenAI, error) {
-	if p.Model == "" {
-		return nil, errors.New("provider.model is not set: name the model to use (for example \"gpt-4.1\" or \"qwen2.5-coder\")")
+	key, err := apiKey(p, "", "gpt-4.1")
+	if err != nil {
+		return nil, err
 	}
-	opts := []option.RequestOption{option.WithRequestTimeout(5 * time.Minute)}
+	opts := []option.RequestOption{option.WithAPIKey(key), option.WithRequestTimeout(requestTimeout)}
 	if p.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.BaseURL))
 	}
-	key := ""
-	if p.APIKeyEnv != "" {
-		key = os.Getenv(p.APIKeyEnv)
-		if key == "" {
-			return nil, fmt.Errorf("provider.apiKeyEnv names %s, but that environment variable is empty; export it before starting alisio-lsp", p.APIKeyEnv)
-		}
-	}
-	if key == "" {
-		key = "none" // local servers accept any key; the SDK requires one
-	}
-	opts = append(opts, option.WithAPIKey(key))
 	return &OpenAI{client: openai.NewClient(append(opts, extra...)...), model: p.Model}, nil
 }
 

@@ -207,17 +207,26 @@ func (s *Set) note(p string, edited bool) {
 	}
 }
 
-func (s *Set) readFile(_ context.Context, args map[string]any) (string, error) {
+// readText reads the text file the "path" argument names.
+func (s *Set) readText(args map[string]any) (path string, text []byte, err error) {
 	p, err := rel(args, "path")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	raw, err := s.root.ReadFile(p)
 	if err != nil {
-		return "", explain(p, err)
+		return "", nil, explain(p, err)
 	}
 	if !utf8.Valid(raw) || bytes.IndexByte(raw, 0) >= 0 {
-		return "", fmt.Errorf("%s is not a text file (%d bytes)", p, len(raw))
+		return "", nil, fmt.Errorf("%s is not a text file (%d bytes)", p, len(raw))
+	}
+	return p, raw, nil
+}
+
+func (s *Set) readFile(_ context.Context, args map[string]any) (string, error) {
+	p, raw, err := s.readText(args)
+	if err != nil {
+		return "", err
 	}
 	s.note(p, false)
 	lines := strings.SplitAfter(string(raw), "\n")
@@ -331,13 +340,9 @@ func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) 
 }
 
 func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
-	p, err := rel(args, "path")
+	p, raw, err := s.readText(args)
 	if err != nil {
 		return "", err
-	}
-	raw, err := s.root.ReadFile(p)
-	if err != nil {
-		return "", explain(p, err)
 	}
 	oldText, newText := args["oldText"].(string), args["newText"].(string)
 	switch n := strings.Count(string(raw), oldText); n {

@@ -69,15 +69,9 @@ func (a *app) sessionsShowCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.withStore(func(st *storage.Store) error {
-				v, err := st.Transcript(args[0])
+				v, msgs, err := st.Read(args[0], all)
 				if err != nil {
 					return err
-				}
-				msgs := v.Messages
-				if all {
-					if msgs, err = st.History(args[0]); err != nil {
-						return err
-					}
 				}
 				return a.showSession(v, msgs)
 			})
@@ -263,15 +257,9 @@ func (a *app) sessionsExportCommand() *cobra.Command {
 				return fmt.Errorf("--format: %w", err)
 			}
 			return a.withStore(func(st *storage.Store) error {
-				v, err := st.Transcript(args[0])
+				v, msgs, err := st.Read(args[0], all)
 				if err != nil {
 					return err
-				}
-				msgs := v.Messages
-				if all {
-					if msgs, err = st.History(args[0]); err != nil {
-						return err
-					}
 				}
 				return formats.Export(a.stdout, v.Session.Instructions, msgs, f, all)
 			})

@@ -253,7 +253,8 @@ func (a *Agent) Status(id string) (Status, error) {
 const RecoveryNote = "The outcome of this tool call is unknown: alisio-lsp stopped while it was running, so it may or may not have taken effect. Nothing was undone or retried. Verify the current state before relying on it or running it again."
 
 // Recover lists the uncertain calls of session id and, with acknowledge, records RecoveryNote as their results
-// (U2). Without acknowledge it changes nothing.
+// (U2), each placed right after its call's other results so that the transcript stays valid for every
+// provider. Without acknowledge it changes nothing.
 func Recover(store *storage.Store, id string, acknowledge bool) ([]transcript.ToolCall, error) {
 	v, err := store.Transcript(id)
 	if err != nil {
@@ -263,14 +264,38 @@ func Recover(store *storage.Store, id string, acknowledge bool) ([]transcript.To
 	if !acknowledge || len(calls) == 0 {
 		return calls, nil
 	}
-	results := make([]transcript.Message, len(calls))
-	for i, c := range calls {
-		results[i] = transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: RecoveryNote, IsError: true}
+	rw := transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), InsertAfter: map[int][]transcript.Message{}}
+	for _, c := range calls {
+		pos := resultSlot(v.Messages, c.ID)
+		rw.InsertAfter[pos] = append(rw.InsertAfter[pos], transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID,
+			ToolName: c.Name, Text: RecoveryNote, IsError: true})
 	}
-	if _, err := store.Append(id, results...); err != nil {
+	if _, err := store.Apply(id, rw); err != nil {
 		return nil, fmt.Errorf("recording the recovery: %w", err)
 	}
 	return calls, nil
+}
+
+// resultSlot is the position after which call's result belongs: after the assistant message that issued it
+// and the results of that message's other calls that follow it.
+func resultSlot(msgs []transcript.Message, callID string) int {
+	for i := range msgs {
+		for _, c := range msgs[i].ToolCalls {
+			if c.ID != callID {
+				continue
+			}
+			ids := map[string]bool{}
+			for _, c := range msgs[i].ToolCalls {
+				ids[c.ID] = true
+			}
+			pos := i
+			for pos+1 < len(msgs) && msgs[pos+1].Role == transcript.RoleTool && ids[msgs[pos+1].ToolCallID] {
+				pos++
+			}
+			return pos
+		}
+	}
+	return len(msgs) - 1
 }
 
 // New builds the agent for the workspace at dir with cfg: the configured provider, its context window (from

@@ -404,3 +404,31 @@ func TestAgent_SessionTokenCap(t *testing.T) {
 		t.Fatal("a model call was made past the cap")
 	}
 }
+
+// TestAgent_RecoverAMidTranscriptCall recovers a call left unanswered in the middle of an imported session:
+// the recorded result goes right after its call, so the provider accepts the transcript.
+func TestAgent_RecoverAMidTranscriptCall(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{{Text: "verified"}}})
+	sess, err := h.store.CreateSession(storage.Session{Workspace: h.ws}, []transcript.Message{
+		{Role: transcript.RoleUser, Text: "migrate the db"},
+		{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "call_mig", Name: "run_command", Arguments: `{"command":"./migrate"}`},
+			{ID: "call_ok", Name: "list_dir", Arguments: `{"path":"."}`}}},
+		{Role: transcript.RoleTool, ToolCallID: "call_ok", Text: "main.go"},
+		{Role: transcript.RoleUser, Text: "[interrupted by the user]"},
+		{Role: transcript.RoleAssistant, Text: "Stopped."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.Recover(h.store, sess.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := h.store.Transcript(sess.ID)
+	if v.Messages[3].ToolCallID != "call_mig" || v.Messages[3].Text != agent.RecoveryNote || len(v.Messages) != 6 {
+		t.Fatalf("the recovered result is not next to its call: %+v", v.Messages[3])
+	}
+	if _, err := h.agent.Prompt(context.Background(), sess.ID, "check it"); err != nil {
+		t.Fatal(err)
+	}
+	h.checkAll(t, sess.ID)
+}

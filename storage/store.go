@@ -512,6 +512,11 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 			return Session{}, fmt.Errorf("rewrite replaces position %d outside the kept range [%d,%d)", pos, rw.Drop, sess.Head.ViewLen)
 		}
 	}
+	for pos := range rw.InsertAfter {
+		if pos < rw.Drop || pos >= sess.Head.ViewLen {
+			return Session{}, fmt.Errorf("rewrite inserts after position %d outside the kept range [%d,%d)", pos, rw.Drop, sess.Head.ViewLen)
+		}
+	}
 	var seqs []uint64
 	if err := s.db.View(func(txn *badger.Txn) (err error) {
 		seqs, err = viewSeqs(txn, id, sess.Head)
@@ -534,18 +539,22 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 		return Session{}, err
 	}
 	for i := rw.Drop; i < len(seqs); i++ {
-		seq := seqs[i]
 		if m, ok := rw.Replace[i]; ok {
 			head, _, err = w.stage(id, head, next, head.ViewLen, []transcript.Message{m}, now)
 			if err != nil {
 				return Session{}, err
 			}
-			continue
+		} else {
+			if err := w.set(viewKey(id, next, head.ViewLen), seqBytes(seqs[i])); err != nil {
+				return Session{}, err
+			}
+			head.ViewLen++
 		}
-		if err := w.set(viewKey(id, next, head.ViewLen), seqBytes(seq)); err != nil {
-			return Session{}, err
+		if extra := rw.InsertAfter[i]; len(extra) > 0 {
+			if head, _, err = w.stage(id, head, next, head.ViewLen, extra, now); err != nil {
+				return Session{}, err
+			}
 		}
-		head.ViewLen++
 	}
 	sess.Head, sess.UpdatedAt = head, now
 	if err := w.commitSession(sess); err != nil {

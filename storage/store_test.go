@@ -307,3 +307,22 @@ func TestStore_OpensAfterACrashLeftEmptyLogFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestStore_ApplyInsertAfter(t *testing.T) {
+	s, _ := openTemp(t)
+	msgs := transcripttest.Generate(transcripttest.Default(10))
+	sess, _ := s.CreateSession(Session{}, msgs)
+	rw := transcript.Rewrite{BaseEpoch: sess.Head.Epoch, BaseLen: len(msgs),
+		InsertAfter: map[int][]transcript.Message{0: {{ID: "x1", Role: transcript.RoleUser, Text: "after first"}}, len(msgs) - 1: {{ID: "x2", Role: transcript.RoleUser, Text: "at the end"}}}}
+	if _, err := s.Apply(sess.ID, rw); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Transcript(sess.ID)
+	want := rw.Apply(msgs)
+	if len(v.Messages) != len(want) || v.Messages[1].ID != "x1" || v.Messages[len(want)-1].ID != "x2" || v.Messages[2].ID != msgs[1].ID {
+		t.Fatalf("insert-after not applied: %d messages", len(v.Messages))
+	}
+	if _, err := s.Apply(sess.ID, transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), InsertAfter: map[int][]transcript.Message{len(v.Messages): {{}}}}); err == nil {
+		t.Fatal("an insert past the end was accepted")
+	}
+}

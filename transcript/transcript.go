@@ -184,17 +184,19 @@ func UnansweredCalls(msgs []Message) []ToolCall {
 }
 
 // Rewrite is a change to a session's effective transcript, applied atomically by the store (G4): the first
-// Drop messages of the view are replaced by Insert (a checkpoint, injected context), and the kept messages at
-// the view positions in Replace are replaced by the given copies (reduced messages). Everything replaced stays
-// in the full history, marked compacted.
+// Drop messages of the view are replaced by Insert (a checkpoint, injected context), the kept messages at
+// the view positions in Replace are replaced by the given copies (reduced messages), and the messages of
+// InsertAfter are placed right after the kept message at their position (a recovered result next to its
+// call). Everything replaced stays in the full history, marked compacted.
 type Rewrite struct {
 	// BaseEpoch and BaseLen identify the view the rewrite was planned against; the store refuses a rewrite
 	// whose base is no longer current.
-	BaseEpoch uint64
-	BaseLen   int
-	Drop      int
-	Insert    []Message
-	Replace   map[int]Message
+	BaseEpoch   uint64
+	BaseLen     int
+	Drop        int
+	Insert      []Message
+	Replace     map[int]Message
+	InsertAfter map[int][]Message
 }
 
 // Apply returns the transcript the rewrite produces from view, which must be the base view. It is the
@@ -205,16 +207,21 @@ func (r Rewrite) Apply(view []Message) []Message {
 	for i := r.Drop; i < len(view); i++ {
 		if m, ok := r.Replace[i]; ok {
 			out = append(out, m)
-			continue
+		} else {
+			out = append(out, view[i])
 		}
-		out = append(out, view[i])
+		out = append(out, r.InsertAfter[i]...)
 	}
 	return out
 }
 
 // Then returns the single rewrite equivalent to applying r and then next (planned against r's result), so
-// that a compaction and the reduction that follows it commit together. next must not replace what r inserted.
+// that a compaction and the reduction that follows it commit together. next must not replace what r inserted,
+// and neither may use InsertAfter (it would shift positions); Then panics on that programming error.
 func (r Rewrite) Then(next Rewrite) Rewrite {
+	if len(r.InsertAfter) > 0 || len(next.InsertAfter) > 0 {
+		panic("transcript: Rewrite.Then cannot compose rewrites that use InsertAfter")
+	}
 	out := Rewrite{BaseEpoch: r.BaseEpoch, BaseLen: r.BaseLen, Replace: map[int]Message{}}
 	// Messages of next's base: r.Insert, then the original positions r.Drop.. (some replaced by r).
 	origin := func(pos int) int { return pos - len(r.Insert) + r.Drop }

@@ -394,3 +394,41 @@ func TestCLI_KilledDuringAToolCall(t *testing.T) {
 		t.Fatalf("the uncertain call was retried: %q", raw)
 	}
 }
+
+// TestCLI_SecretsNeverReachLogs runs a turn with debug logs and an API key in the environment: the key goes
+// to the provider and nowhere else.
+func TestCLI_SecretsNeverReachLogs(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	const secret = "sk-alisio-test-6f1c0b7e9a"
+	t.Setenv("ALISIO_TEST_API_KEY", secret)
+	cfg := providerConfig(t, providertest.Script{Replies: []providertest.Reply{{Text: "hi"}}})
+	raw, _ := os.ReadFile(cfg)
+	var c map[string]map[string]any
+	_ = json.Unmarshal(raw, &c)
+	c["provider"]["apiKeyEnv"] = "ALISIO_TEST_API_KEY"
+	raw, _ = json.Marshal(c)
+	_ = os.WriteFile(cfg, raw, 0o600)
+	logFile := filepath.Join(t.TempDir(), "alisio.log")
+	out, errOut, code := cli(t, data, "", "--config", cfg, "--log-level", "debug", "--log-file", logFile, "prompt", "--workspace", ws, "hello")
+	if code != 0 {
+		t.Fatalf("prompt: %s", errOut)
+	}
+	logs, _ := os.ReadFile(logFile)
+	for name, text := range map[string]string{"stdout": out, "stderr": errOut, "log file": string(logs)} {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the API key appears in %s", name)
+		}
+	}
+	all := mustCLI(t, data, "sessions", "export", strings.TrimSpace(strings.TrimPrefix(errOut, "session ")), "--all")
+	if strings.Contains(all, secret) {
+		t.Fatal("the API key was stored")
+	}
+	_ = filepath.WalkDir(data, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(secret)) {
+				t.Errorf("the API key is in the store file %s", path)
+			}
+		}
+		return nil
+	})
+}

@@ -140,6 +140,8 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 	st.turn.Lock()
 	defer st.turn.Unlock()
 	var res TurnResult
+	// The transcript is read once per turn and kept in step with what the turn appends; it is read again
+	// only after a compaction or reduction rewrote it.
 	view, err := a.Store.Transcript(id)
 	if err != nil {
 		return res, err
@@ -147,7 +149,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 	if calls := transcript.UnansweredCalls(view.Messages); len(calls) > 0 {
 		return res, &UncertainCallsError{Session: id, Calls: calls}
 	}
-	if _, err := a.Store.Append(id, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
+	if err := a.appendTo(&view, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
 		return res, fmt.Errorf("saving the prompt: %w", err)
 	}
 	st.guard.NewTurn()
@@ -159,11 +161,16 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if used, _, _ := st.figures(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
 			return res, fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", used, cfg.Limits.MaxTokens)
 		}
-		msgs, err := a.beforeModelCall(ctx, id, st)
+		emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
+		p, err := a.prepare(ctx, view, &st.guard, emit)
 		if err != nil {
 			return res, err
 		}
-		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.Instructions, Messages: msgs, Tools: a.Tools.Specs(),
+		view = p.view
+		st.mu.Lock()
+		st.lastChars = p.chars
+		st.mu.Unlock()
+		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.Instructions, Messages: view.Messages, Tools: a.Tools.Specs(),
 			MaxOutputTokens: cfg.Limits.MaxOutputTokens}, func(d provider.Delta) { a.emit(Event{Session: id, Kind: EventDelta, Delta: d}) })
 		res.ModelCalls++
 		if err != nil {
@@ -179,7 +186,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		}
 		st.mu.Unlock()
 		// The assistant message, with its calls, is the journal entry written before any call runs.
-		if _, err := a.Store.Append(id, reply.Message); err != nil {
+		if err := a.appendTo(&view, reply.Message); err != nil {
 			return res, fmt.Errorf("saving the reply: %w", err)
 		}
 		if len(reply.Message.ToolCalls) == 0 {
@@ -194,26 +201,23 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 				out, isErr = "The call was cancelled by the user before it finished; its effects may be partial.", true
 			}
 			a.emit(Event{Session: id, Kind: EventToolResult, Call: call, Result: out, IsError: isErr})
-			_, err := a.Store.Append(id, transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr})
-			if err != nil {
+			result := transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr}
+			if err := a.appendTo(&view, result); err != nil {
 				return res, fmt.Errorf("saving the result of %s: %w", call.ID, err)
 			}
 		}
 	}
 }
 
-// beforeModelCall runs the compaction engine on the stored transcript, persists what it changed and returns
-// the messages to send.
-func (a *Agent) beforeModelCall(ctx context.Context, id string, st *sessionState) ([]transcript.Message, error) {
-	emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
-	p, err := a.prepare(ctx, id, &st.guard, emit)
+// appendTo stores m durably and adds it to the in-memory view.
+func (a *Agent) appendTo(v *storage.View, m transcript.Message) error {
+	stored, err := a.Store.Append(v.Session.ID, m)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	st.mu.Lock()
-	st.lastChars = p.chars
-	st.mu.Unlock()
-	return p.View, nil
+	v.Messages = append(v.Messages, stored...)
+	v.Session.Head.ViewLen += len(stored)
+	return nil
 }
 
 // Calibration is the per-session comparison of the chars/4 estimate with what the provider reported.
@@ -247,6 +251,22 @@ func (a *Agent) Status(id string) (Status, error) {
 		st.CalibratedTokens = int(float64(st.UsedChars+st.ToolsChars) / c.CharsPerToken)
 	}
 	return st, nil
+}
+
+// Compact runs a manual compaction of session id, after any turn of that session in progress.
+func (a *Agent) Compact(ctx context.Context, id, focus string, emit compaction.Emitter) (compaction.Result, error) {
+	st := a.state(id)
+	st.turn.Lock()
+	defer st.turn.Unlock()
+	return a.ContextManager.Compact(ctx, id, focus, emit)
+}
+
+// Recover is Recover on the agent's store, after any turn of that session in progress.
+func (a *Agent) Recover(id string, acknowledge bool) ([]transcript.ToolCall, error) {
+	st := a.state(id)
+	st.turn.Lock()
+	defer st.turn.Unlock()
+	return Recover(a.Store, id, acknowledge)
 }
 
 // RecoveryNote is the result recorded for an uncertain call (U2).

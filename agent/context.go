@@ -157,21 +157,25 @@ func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit com
 // Prepare does what the agent does before a model call — triggers, compaction, reduction, last resort — and
 // persists the result atomically, the reduction included when the F1 error is returned.
 func (m *ContextManager) Prepare(ctx context.Context, id string, g *compaction.Guard, emit compaction.Emitter) (compaction.Prepared, error) {
-	p, err := m.prepare(ctx, id, g, emit)
+	v, err := m.Store.Transcript(id)
+	if err != nil {
+		return compaction.Prepared{}, err
+	}
+	p, err := m.prepare(ctx, v, g, emit)
 	return p.Prepared, err
 }
 
-// prepared is a Prepared whose View was read back from the store (stored IDs) and its size.
+// prepared is a Prepared whose view is the stored one (read back after a rewrite, so with stored IDs) and
+// the size of the request it makes.
 type prepared struct {
 	compaction.Prepared
+	view  storage.View
 	chars int
 }
 
-func (m *ContextManager) prepare(ctx context.Context, id string, g *compaction.Guard, emit compaction.Emitter) (prepared, error) {
-	v, err := m.Store.Transcript(id)
-	if err != nil {
-		return prepared{}, err
-	}
+// prepare runs the pre-call pipeline on v, the current stored transcript, and persists what it changed.
+func (m *ContextManager) prepare(ctx context.Context, v storage.View, g *compaction.Guard, emit compaction.Emitter) (prepared, error) {
+	id := v.Session.ID
 	in := m.input(v)
 	meter := compaction.NewMeter(v.Messages)
 	in.Meter = meter
@@ -180,15 +184,16 @@ func (m *ContextManager) prepare(ctx context.Context, id string, g *compaction.G
 	if perr != nil && !errors.As(perr, &budgetErr) {
 		return prepared{Prepared: p}, perr
 	}
-	out := prepared{Prepared: p, chars: in.InstructionsChars + meter.Chars() + in.ToolsChars}
+	out := prepared{Prepared: p, view: v, chars: in.InstructionsChars + meter.Chars() + in.ToolsChars}
 	if p.Changed {
 		if _, err := m.Store.Apply(id, p.Rewrite); err != nil {
 			return out, fmt.Errorf("saving the compacted transcript: %w", err)
 		}
-		if v, err = m.Store.Transcript(id); err != nil {
+		v, err := m.Store.Transcript(id)
+		if err != nil {
 			return out, err
 		}
-		out.View = v.Messages
+		out.view, out.View = v, v.Messages
 		out.chars = in.InstructionsChars + transcript.TotalChars(v.Messages) + in.ToolsChars
 	}
 	return out, perr

@@ -153,11 +153,11 @@ func (s *Server) recoverCalls(_ context.Context, raw json.RawMessage) (any, erro
 	if p.Session == "" {
 		return nil, &paramsError{"session is required"}
 	}
-	st, _, err := s.storeAndAgent()
+	_, ag, err := s.storeAndAgent()
 	if err != nil {
 		return nil, err
 	}
-	calls, err := agent.Recover(st, p.Session, p.Acknowledge)
+	calls, err := ag.Recover(p.Session, p.Acknowledge)
 	if err != nil {
 		return nil, err
 	}

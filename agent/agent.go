@@ -153,8 +153,8 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		return res, fmt.Errorf("saving the prompt: %w", err)
 	}
 	st.guard.NewTurn()
-	cfg := a.Config
 	for {
+		cfg := a.Settings() // settings changed during the turn apply from the next model call
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("turn cancelled: %w", err)
 		}

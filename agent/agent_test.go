@@ -349,8 +349,10 @@ func TestAgent_ResponsesModeAcrossACompaction(t *testing.T) {
 	}
 	replies = append(replies, providertest.Reply{Text: "Done.", Reasoning: "final"})
 	h := newHarnessFor(t, "openai", cfg, providertest.Script{Replies: replies})
-	h.agent.ContextManager.Config.Provider.Responses = true
-	p, _ := h.agent.Config.ActiveProvider()
+	cfg2 := h.agent.Settings()
+	cfg2.Provider.Responses = true
+	h.agent.SetSettings(cfg2)
+	p, _ := cfg2.ActiveProvider()
 	model, err := provider.Open(p, provider.Options{MaxRetries: 0})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
@@ -19,8 +20,10 @@ import (
 
 // ContextManager measures, compacts and reduces stored sessions.
 type ContextManager struct {
-	Store  *storage.Store
+	Store *storage.Store
+	// Config is the configuration at construction; change it with SetSettings (safe while turns run).
 	Config config.Config
+	cfgMu  sync.RWMutex
 	// Summarizer writes checkpoints; see NewSummarizer.
 	Summarizer compaction.Summarizer
 	// Instructions are the agent's own fixed instructions, sent with every request.
@@ -32,6 +35,20 @@ type ContextManager struct {
 	WindowSource string
 	// Files, when set, ranks the files the session used; they feed the checkpoint's relevantFiles (D4).
 	Files *relevantfiles.Tracker
+}
+
+// Settings returns the configuration in force.
+func (m *ContextManager) Settings() config.Config {
+	m.cfgMu.RLock()
+	defer m.cfgMu.RUnlock()
+	return m.Config
+}
+
+// SetSettings changes the configuration; it takes effect at the next model call (A5).
+func (m *ContextManager) SetSettings(cfg config.Config) {
+	m.cfgMu.Lock()
+	defer m.cfgMu.Unlock()
+	m.Config = cfg
 }
 
 // NewSummarizer returns the summarizer for cfg: the configured provider, or the offline summarizer when no
@@ -83,13 +100,14 @@ func (m *ContextManager) input(v storage.View) compaction.Input {
 }
 
 func (m *ContextManager) budget() compaction.Budget {
-	return compaction.BudgetFor(m.Config, m.Window, m.WindowSource)
+	return compaction.BudgetFor(m.Settings(), m.Window, m.WindowSource)
 }
 
 // options are the summarizer settings: the output budget and, for a model, the input one call may take
 // (the effective window minus the output budget, with a 10% margin for the estimate).
 func (m *ContextManager) options(reason compaction.Reason, focus string) compaction.Options {
-	o := compaction.Options{KeepTurns: m.Config.Compaction.KeepTurns, MaxOutputTokens: m.Config.Compaction.MaxOutputTokens,
+	cfg := m.Settings()
+	o := compaction.Options{KeepTurns: cfg.Compaction.KeepTurns, MaxOutputTokens: cfg.Compaction.MaxOutputTokens,
 		Reason: reason, Focus: focus}
 	if m.Files != nil {
 		for _, e := range m.Files.Ranked(30) {
@@ -112,11 +130,12 @@ func (m *ContextManager) Status(id string) (Status, error) {
 	}
 	in := m.input(v)
 	sizes := compaction.Sizes{Instructions: in.InstructionsChars, Transcript: transcript.TotalChars(v.Messages), Tools: in.ToolsChars}
+	cfg := m.Settings()
 	d := compaction.Decide(sizes, m.budget())
 	st := Status{Session: id, Messages: len(v.Messages), UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
-		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: m.Config.Limits.MaxContextChars,
-		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: m.Config.Compaction.Threshold,
-		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: m.Config.Compaction.Auto,
+		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: cfg.Limits.MaxContextChars,
+		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
+		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,
 		OverHardLimit: d.OverHardLimit, UncertainCalls: []string{}}
 	for _, c := range transcript.UnansweredCalls(v.Messages) {
 		st.UncertainCalls = append(st.UncertainCalls, c.ID)
@@ -128,7 +147,7 @@ func (m *ContextManager) Status(id string) (Status, error) {
 		}
 	}
 	switch {
-	case d.Compact && m.Config.Compaction.Auto:
+	case d.Compact && cfg.Compaction.Auto:
 		st.NextAction = "compact (" + string(d.Rule) + ")"
 	case d.OverHardLimit:
 		st.NextAction = "reduce"
@@ -179,7 +198,7 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, g *compact
 	in := m.input(v)
 	meter := compaction.NewMeter(v.Messages)
 	in.Meter = meter
-	p, perr := compaction.Prepare(ctx, in, m.Config, m.budget(), m.options(compaction.ReasonAuto, ""), m.Summarizer, g, emit)
+	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), m.options(compaction.ReasonAuto, ""), m.Summarizer, g, emit)
 	var budgetErr *compaction.BudgetError
 	if perr != nil && !errors.As(perr, &budgetErr) {
 		return prepared{Prepared: p}, perr

@@ -465,8 +465,17 @@ func (s *Server) applySettings(raw json.RawMessage, source string) {
 	s.mu.Lock()
 	next, err := config.Overlay(s.opts.Config, raw, "alisio settings ("+source+")")
 	if err == nil {
+		oldProvider, _ := s.cfg.ActiveProvider()
+		newProvider, _ := next.ActiveProvider()
 		s.cfg = next
-		s.ag, s.agErr = nil, nil // rebuilt with the new settings at the next use
+		switch {
+		case s.ag != nil && oldProvider == newProvider:
+			s.ag.SetSettings(next) // running turns see it at their next model call
+		case s.ag != nil:
+			_ = s.ag.Tools.Close() // a new provider: the agent is rebuilt at its next use
+			s.ag = nil
+		}
+		s.agErr = nil
 	}
 	s.mu.Unlock()
 	if err != nil {

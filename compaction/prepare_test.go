@@ -3,6 +3,7 @@ package compaction_test
 import (
 	"context"
 	"errors"
+	"pgregory.net/rapid"
 	"strconv"
 	"strings"
 	"testing"
@@ -180,4 +181,53 @@ func TestPrepare_LoweringTheLimitTakesEffect(t *testing.T) {
 	if err != nil || !p.Changed || transcript.TotalChars(p.View) > total/2 {
 		t.Fatalf("A5: %v %s", err, rec.types())
 	}
+}
+
+// TestPrepare_Property runs the whole pre-call pipeline on generated transcripts under random budgets and
+// checks every guarantee on what it decided: a valid transcript within the hard limit, or the F1 error with
+// the reduction still returned.
+func TestPrepare_Property(t *testing.T) {
+	var changed, failed, compacted int
+	defer func() { t.Logf("%d runs changed the transcript, %d compacted it, %d ended in F1", changed, compacted, failed) }()
+	rapid.Check(t, func(rt *rapid.T) {
+		view := fromBytes(rapid.SliceOfN(rapid.Byte(), 1, 70).Draw(rt, "program"), true)
+		total := transcript.TotalChars(view)
+		cfg := config.Default()
+		cfg.Limits.MaxContextChars = rapid.IntRange(4000, max(4001, 2*total)).Draw(rt, "maxContextChars")
+		cfg.Compaction.KeepTurns = rapid.IntRange(0, 4).Draw(rt, "keepTurns")
+		cfg.Compaction.Auto = rapid.Bool().Draw(rt, "auto")
+		cfg.Compaction.Threshold = rapid.Float64Range(0.1, 0.99).Draw(rt, "threshold")
+		instr := rapid.IntRange(0, 6000).Draw(rt, "instructions")
+		window := rapid.SampledFrom([]int{0, 8192, 128_000, 3_000_000}).Draw(rt, "window")
+		in := compaction.Input{View: view, InstructionsChars: instr, ToolsChars: rapid.IntRange(0, 50_000).Draw(rt, "tools")}
+		p, err := compaction.Prepare(context.Background(), in, cfg, compaction.BudgetFor(cfg, window, "test"), compaction.Options{},
+			compaction.Offline{}, &compaction.Guard{}, nil)
+		var be *compaction.BudgetError
+		if err != nil && !errors.As(err, &be) {
+			rt.Fatalf("Prepare failed without F1: %v", err)
+		}
+		if be != nil && !strings.HasPrefix(err.Error(), "Context budget exceeded (approximately ") {
+			rt.Fatalf("F1 text: %v", err)
+		}
+		if be != nil {
+			failed++
+		}
+		if len(p.Compactions) > 0 {
+			compacted++
+		}
+		if !p.Changed {
+			if err == nil && instr+total > cfg.Limits.MaxContextChars {
+				rt.Fatalf("over the hard limit and nothing done")
+			}
+			return
+		}
+		changed++
+		if got := p.Rewrite.Apply(view); transcript.TotalChars(got) != transcript.TotalChars(p.View) || len(got) != len(p.View) {
+			rt.Fatalf("the composed rewrite does not produce the returned view")
+		}
+		if e := compactiontest.Check(view, p.Rewrite, err, compactiontest.Limits{MaxContextChars: cfg.Limits.MaxContextChars,
+			InstructionsChars: instr, KeepTurns: -1}); e != nil {
+			rt.Fatal(e)
+		}
+	})
 }

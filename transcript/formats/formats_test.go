@@ -268,3 +268,36 @@ func TestExport_AuditFields(t *testing.T) {
 		}
 	}
 }
+
+// FuzzImport feeds arbitrary bytes to the importer: it never panics, and whatever it accepts is a valid
+// transcript that survives an export/import round trip.
+func FuzzImport(f *testing.F) {
+	f.Add([]byte(`[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}]`))
+	f.Add([]byte("{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"r\"}]}\n"))
+	f.Add([]byte(`{"system":"s","messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"t1","name":"n","input":{"a":1}}]}]}`))
+	f.Add([]byte(`{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"a"}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		im, err := Import(data, Auto)
+		if err != nil {
+			var fe *Error
+			if !errors.As(err, &fe) || fe.Where == "" || fe.What == "" {
+				t.Fatalf("an unlocated error: %v", err)
+			}
+			return
+		}
+		if err := transcripttest.CheckStructure(im.Messages); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Export(&buf, im.Instructions, im.Messages, OpenAI, false); err != nil {
+			t.Fatal(err)
+		}
+		back, err := Import(buf.Bytes(), OpenAI)
+		if err != nil {
+			t.Fatalf("the export of an accepted transcript does not import: %v", err)
+		}
+		if len(back.Messages) != len(im.Messages) {
+			t.Fatalf("round trip: %d messages; want %d", len(back.Messages), len(im.Messages))
+		}
+	})
+}

@@ -188,7 +188,9 @@ func TestPrepare_LoweringTheLimitTakesEffect(t *testing.T) {
 // the reduction still returned.
 func TestPrepare_Property(t *testing.T) {
 	var changed, failed, compacted int
-	defer func() { t.Logf("%d runs changed the transcript, %d compacted it, %d ended in F1", changed, compacted, failed) }()
+	defer func() {
+		t.Logf("%d runs changed the transcript, %d compacted it, %d ended in F1", changed, compacted, failed)
+	}()
 	rapid.Check(t, func(rt *rapid.T) {
 		view := fromBytes(rapid.SliceOfN(rapid.Byte(), 1, 70).Draw(rt, "program"), true)
 		total := transcript.TotalChars(view)

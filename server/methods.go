@@ -49,8 +49,9 @@ func (s *Server) storeAndAgent() (*storage.Store, *agent.Agent, error) {
 	return ag.Store, ag, nil
 }
 
-// resolveSession returns id, or the workspace's most recent session; create makes one when there is none.
-func (s *Server) resolveSession(st *storage.Store, id string, create bool) (string, error) {
+// resolveSession returns id, or the workspace's most recent session; a non-empty title creates one (so
+// titled) when there is none.
+func (s *Server) resolveSession(st *storage.Store, id string, title string) (string, error) {
 	if id != "" {
 		if _, err := st.Session(id); err != nil {
 			return "", err
@@ -67,10 +68,10 @@ func (s *Server) resolveSession(st *storage.Store, id string, create bool) (stri
 	if len(list) > 0 {
 		return list[0].ID, nil
 	}
-	if !create {
+	if title == "" {
 		return "", errors.New("this workspace has no session yet: send a prompt first, or create one with alisio/newSession")
 	}
-	sess, err := st.CreateSession(storage.Session{Title: "New session", Workspace: ws}, nil)
+	sess, err := st.CreateSession(storage.Session{Title: title, Workspace: ws}, nil)
 	return sess.ID, err
 }
 
@@ -92,7 +93,7 @@ func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.resolveSession(st, p.Session, true)
+	id, err := s.resolveSession(st, p.Session, sessionTitle(p.Text))
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.resolveSession(st, p.Session, false)
+	id, err := s.resolveSession(st, p.Session, "")
 	if err != nil {
 		return nil, err
 	}
@@ -326,9 +327,18 @@ func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.resolveSession(st, p.Session, false)
+	id, err := s.resolveSession(st, p.Session, "")
 	if err != nil {
 		return nil, err
 	}
 	return s.statusOf(id)
+}
+
+// sessionTitle names a session after its first prompt.
+func sessionTitle(text string) string {
+	t := strings.Join(strings.Fields(text), " ")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:59]) + "…"
+	}
+	return t
 }

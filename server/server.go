@@ -180,7 +180,9 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 			s.inflightMu.Unlock()
 			cancel()
 		}()
+		started := time.Now()
 		result, err := s.safeCall(rctx, call)
+		s.log.Debug("request", zap.String("method", call.Method()), zap.Duration("took", time.Since(started)), zap.Error(err))
 		if err != nil && rctx.Err() != nil && s.connCtx.Err() == nil {
 			err = &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled: " + err.Error()}
 		}

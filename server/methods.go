@@ -49,6 +49,25 @@ func (s *Server) storeAndAgent() (*storage.Store, *agent.Agent, error) {
 	return ag.Store, ag, nil
 }
 
+// begin decodes a method's params into p and returns the store and the agent; when session is not nil the
+// session field it points to is required.
+func (s *Server) begin(raw json.RawMessage, p any, session *string) (*storage.Store, *agent.Agent, error) {
+	if err := decode(raw, p); err != nil {
+		return nil, nil, err
+	}
+	if session != nil && *session == "" {
+		return nil, nil, &paramsError{"session is required"}
+	}
+	return s.storeAndAgent()
+}
+
+// root is the workspace root.
+func (s *Server) root() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.workspace
+}
+
 // resolveSession returns id, or the workspace's most recent session; a non-empty title creates one (so
 // titled) when there is none.
 func (s *Server) resolveSession(st *storage.Store, id string, title string) (string, error) {
@@ -58,9 +77,7 @@ func (s *Server) resolveSession(st *storage.Store, id string, title string) (str
 		}
 		return id, nil
 	}
-	s.mu.Lock()
-	ws := s.workspace
-	s.mu.Unlock()
+	ws := s.root()
 	list, err := st.Sessions(ws)
 	if err != nil {
 		return "", err
@@ -116,10 +133,7 @@ type compactParams struct {
 
 func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p compactParams
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	st, ag, err := s.storeAndAgent()
+	st, ag, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -148,13 +162,7 @@ type recoverParams struct {
 
 func (s *Server) recoverCalls(_ context.Context, raw json.RawMessage) (any, error) {
 	var p recoverParams
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	if p.Session == "" {
-		return nil, &paramsError{"session is required"}
-	}
-	_, ag, err := s.storeAndAgent()
+	_, ag, err := s.begin(raw, &p, &p.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -178,16 +186,11 @@ func (s *Server) sessions(_ context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		All bool `json:"all"`
 	}
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	st, _, err := s.storeAndAgent()
+	st, _, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	ws := s.workspace
-	s.mu.Unlock()
+	ws := s.root()
 	if p.All {
 		ws = ""
 	}
@@ -208,13 +211,7 @@ func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
 		Session          string `json:"session"`
 		IncludeCompacted bool   `json:"includeCompacted"`
 	}
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	if p.Session == "" {
-		return nil, &paramsError{"session is required"}
-	}
-	st, _, err := s.storeAndAgent()
+	st, _, err := s.begin(raw, &p, &p.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -230,16 +227,11 @@ func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error)
 	var p struct {
 		Title string `json:"title"`
 	}
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	st, _, err := s.storeAndAgent()
+	st, _, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	ws := s.workspace
-	s.mu.Unlock()
+	ws := s.root()
 	if p.Title == "" {
 		p.Title = "New session"
 	}
@@ -257,13 +249,7 @@ func (s *Server) checkpoint(_ context.Context, raw json.RawMessage) (any, error)
 	var p struct {
 		Session string `json:"session"`
 	}
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	if p.Session == "" {
-		return nil, &paramsError{"session is required"}
-	}
-	st, _, err := s.storeAndAgent()
+	st, _, err := s.begin(raw, &p, &p.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -320,10 +306,7 @@ func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, err
 	var p struct {
 		Session string `json:"session"`
 	}
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
-	st, _, err := s.storeAndAgent()
+	st, _, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}

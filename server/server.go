@@ -474,7 +474,8 @@ func (s *Server) applySettings(raw json.RawMessage, source string) {
 		case s.ag != nil && oldProvider == newProvider:
 			s.ag.SetSettings(next) // running turns see it at their next model call
 		case s.ag != nil:
-			_ = s.ag.Tools.Close() // a new provider: the agent is rebuilt at its next use
+			// A new provider: the agent is rebuilt at its next use. A turn still running on the old one
+			// finishes with it; its workspace handle is closed by the os.Root finalizer once unreachable.
 			s.ag = nil
 		}
 		s.agErr = nil

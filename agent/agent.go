@@ -75,6 +75,15 @@ type sessionState struct {
 	tokensUsed   int
 	lastReported int
 	lastChars    int
+	// meter summarizes the stored transcript as the agent last saw it; valid while the stored head matches.
+	meter    viewSummary
+	hasMeter bool
+}
+
+func (st *sessionState) setMeter(sum viewSummary) {
+	st.mu.Lock()
+	st.meter, st.hasMeter = sum, true
+	st.mu.Unlock()
 }
 
 func (st *sessionState) figures() (tokensUsed, lastReported, lastChars int) {
@@ -149,7 +158,8 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 	if calls := transcript.UnansweredCalls(view.Messages); len(calls) > 0 {
 		return res, &UncertainCallsError{Session: id, Calls: calls}
 	}
-	if err := a.appendTo(&view, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
+	st.setMeter(summarize(view))
+	if err := a.appendTo(st, &view, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
 		return res, fmt.Errorf("saving the prompt: %w", err)
 	}
 	st.guard.NewTurn()
@@ -165,6 +175,9 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		p, err := a.prepare(ctx, view, &st.guard, emit)
 		if err != nil {
 			return res, err
+		}
+		if p.Changed {
+			st.setMeter(summarize(p.view))
 		}
 		view = p.view
 		st.mu.Lock()
@@ -186,7 +199,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		}
 		st.mu.Unlock()
 		// The assistant message, with its calls, is the journal entry written before any call runs.
-		if err := a.appendTo(&view, reply.Message); err != nil {
+		if err := a.appendTo(st, &view, reply.Message); err != nil {
 			return res, fmt.Errorf("saving the reply: %w", err)
 		}
 		if len(reply.Message.ToolCalls) == 0 {
@@ -202,21 +215,24 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			}
 			a.emit(Event{Session: id, Kind: EventToolResult, Call: call, Result: out, IsError: isErr})
 			result := transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr}
-			if err := a.appendTo(&view, result); err != nil {
+			if err := a.appendTo(st, &view, result); err != nil {
 				return res, fmt.Errorf("saving the result of %s: %w", call.ID, err)
 			}
 		}
 	}
 }
 
-// appendTo stores m durably and adds it to the in-memory view.
-func (a *Agent) appendTo(v *storage.View, m transcript.Message) error {
+// appendTo stores m durably and adds it to the in-memory view and the session's meter.
+func (a *Agent) appendTo(st *sessionState, v *storage.View, m transcript.Message) error {
 	stored, err := a.Store.Append(v.Session.ID, m)
 	if err != nil {
 		return err
 	}
 	v.Messages = append(v.Messages, stored...)
 	v.Session.Head.ViewLen += len(stored)
+	st.mu.Lock()
+	st.meter.add(stored...)
+	st.mu.Unlock()
 	return nil
 }
 
@@ -239,10 +255,22 @@ func (a *Agent) Calibration(id string) Calibration {
 	return c
 }
 
-// Status is the context meter of session id with the usage calibration filled in.
+// Status is the context meter of session id with the usage calibration filled in. While the agent's own view
+// of the session is current (the stored head is the one it last wrote), it costs one record read, however
+// long the transcript; calls of a running turn are in flight, not uncertain.
 func (a *Agent) Status(id string) (Status, error) {
-	st, err := a.ContextManager.Status(id)
+	sess, err := a.Store.Session(id)
 	if err != nil {
+		return Status{}, err
+	}
+	state := a.state(id)
+	state.mu.Lock()
+	sum, ok := state.meter, state.hasMeter && state.meter.epoch == sess.Head.Epoch && state.meter.viewLen == sess.Head.ViewLen
+	state.mu.Unlock()
+	var st Status
+	if ok {
+		st = a.statusOf(sess, sum)
+	} else if st, err = a.ContextManager.Status(id); err != nil {
 		return st, err
 	}
 	c := a.Calibration(id)

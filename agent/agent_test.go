@@ -435,3 +435,35 @@ func TestAgent_RecoverAMidTranscriptCall(t *testing.T) {
 	}
 	h.checkAll(t, sess.ID)
 }
+
+// TestAgent_StatusDuringATurn reads the meter while a tool runs: the running call is in flight, not
+// uncertain, and the meter counts what the turn appended.
+func TestAgent_StatusDuringATurn(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{call("c1", "list_dir", `{"path":"."}`)}},
+		{Text: "done"},
+	}})
+	id := h.session(t)
+	var during agent.Status
+	h.agent.OnEvent = func(e agent.Event) {
+		if e.Kind == agent.EventToolCall {
+			during, _ = h.agent.Status(id)
+		}
+	}
+	if _, err := h.agent.Prompt(context.Background(), id, "list"); err != nil {
+		t.Fatal(err)
+	}
+	if during.Messages != 2 || len(during.UncertainCalls) != 0 || during.TranscriptChars == 0 {
+		t.Fatalf("status during the tool call: %+v", during)
+	}
+	after, err := h.agent.Status(id)
+	v, _ := h.store.Transcript(id)
+	if err != nil || after.Messages != len(v.Messages) || after.TranscriptChars != transcript.TotalChars(v.Messages) {
+		t.Fatalf("status after the turn: %+v (transcript has %d messages, %d chars)", after, len(v.Messages), transcript.TotalChars(v.Messages))
+	}
+	// Something else changes the session: the meter notices and re-reads.
+	_, _ = h.store.Append(id, transcript.Message{Role: transcript.RoleUser, Text: "external"})
+	if st, _ := h.agent.Status(id); st.Messages != len(v.Messages)+1 {
+		t.Fatalf("stale meter: %d messages", st.Messages)
+	}
+}

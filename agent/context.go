@@ -128,24 +128,56 @@ func (m *ContextManager) Status(id string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	in := m.input(v)
-	sizes := compaction.Sizes{Instructions: in.InstructionsChars, Transcript: transcript.TotalChars(v.Messages), Tools: in.ToolsChars}
-	cfg := m.Settings()
-	d := compaction.Decide(sizes, m.budget())
-	st := Status{Session: id, Messages: len(v.Messages), UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
-		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: cfg.Limits.MaxContextChars,
-		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
-		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,
-		OverHardLimit: d.OverHardLimit, UncertainCalls: []string{}}
+	return m.statusOf(v.Session, summarize(v)), nil
+}
+
+// viewSummary is what the meter needs of a transcript, so that it can be kept up to date without re-reading.
+type viewSummary struct {
+	// epoch and viewLen identify the stored transcript it describes.
+	epoch       uint64
+	viewLen     int
+	chars       int
+	lastPartial bool
+	uncertain   []string
+}
+
+func summarize(v storage.View) viewSummary {
+	sum := viewSummary{epoch: v.Session.Head.Epoch, viewLen: len(v.Messages), chars: transcript.TotalChars(v.Messages), uncertain: []string{}}
 	for _, c := range transcript.UnansweredCalls(v.Messages) {
-		st.UncertainCalls = append(st.UncertainCalls, c.ID)
+		sum.uncertain = append(sum.uncertain, c.ID)
 	}
 	for i := len(v.Messages) - 1; i >= 0; i-- {
 		if v.Messages[i].Summary {
-			st.LastCheckpointPartial = v.Messages[i].Partial
+			sum.lastPartial = v.Messages[i].Partial
 			break
 		}
 	}
+	return sum
+}
+
+// add accounts for messages appended after the summary was taken; calls they issue are in flight, not
+// uncertain.
+func (sum *viewSummary) add(msgs ...transcript.Message) {
+	for i := range msgs {
+		sum.chars += msgs[i].Chars()
+		if msgs[i].Summary {
+			sum.lastPartial = msgs[i].Partial
+		}
+	}
+	sum.viewLen += len(msgs)
+}
+
+func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status {
+	v := storage.View{Session: sess}
+	in := m.input(v)
+	sizes := compaction.Sizes{Instructions: in.InstructionsChars, Transcript: sum.chars, Tools: in.ToolsChars}
+	cfg := m.Settings()
+	d := compaction.Decide(sizes, m.budget())
+	st := Status{Session: sess.ID, Messages: sum.viewLen, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
+		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: cfg.Limits.MaxContextChars,
+		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
+		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,
+		OverHardLimit: d.OverHardLimit, LastCheckpointPartial: sum.lastPartial, UncertainCalls: sum.uncertain}
 	switch {
 	case d.Compact && cfg.Compaction.Auto:
 		st.NextAction = "compact (" + string(d.Rule) + ")"
@@ -154,7 +186,7 @@ func (m *ContextManager) Status(id string) (Status, error) {
 	default:
 		st.NextAction = "none"
 	}
-	return st, nil
+	return st
 }
 
 // Compact runs a manual compaction of session id with an optional focus (C3) and persists it atomically.

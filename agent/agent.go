@@ -267,12 +267,15 @@ func (a *Agent) Status(id string) (Status, error) {
 	state.mu.Lock()
 	sum, ok := state.meter, state.hasMeter && state.meter.epoch == sess.Head.Epoch && state.meter.viewLen == sess.Head.ViewLen
 	state.mu.Unlock()
-	var st Status
-	if ok {
-		st = a.statusOf(sess, sum)
-	} else if st, err = a.ContextManager.Status(id); err != nil {
-		return st, err
+	if !ok {
+		v, err := a.Store.Transcript(id)
+		if err != nil {
+			return Status{}, err
+		}
+		sess, sum = v.Session, summarize(v)
+		state.setMeter(sum)
 	}
+	st := a.statusOf(sess, sum)
 	c := a.Calibration(id)
 	st.LastReportedTokens, st.CalibratedTokens = c.ReportedTokens, st.EstimatedTokens
 	if c.CharsPerToken > 0 {

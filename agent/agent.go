@@ -273,7 +273,11 @@ func (a *Agent) Status(id string) (Status, error) {
 			return Status{}, err
 		}
 		sess, sum = v.Session, summarize(v)
-		state.setMeter(sum)
+		state.mu.Lock()
+		if !state.hasMeter { // never overwrite the meter of a turn that may be running
+			state.meter, state.hasMeter = sum, true
+		}
+		state.mu.Unlock()
 	}
 	st := a.statusOf(sess, sum)
 	c := a.Calibration(id)

@@ -80,6 +80,13 @@ type sessionState struct {
 	hasMeter bool
 }
 
+// forgetMeter drops the meter after a change made outside a turn; the next status read seeds it again.
+func (st *sessionState) forgetMeter() {
+	st.mu.Lock()
+	st.hasMeter = false
+	st.mu.Unlock()
+}
+
 func (st *sessionState) setMeter(sum viewSummary) {
 	st.mu.Lock()
 	st.meter, st.hasMeter = sum, true
@@ -293,6 +300,7 @@ func (a *Agent) Compact(ctx context.Context, id, focus string, emit compaction.E
 	st := a.state(id)
 	st.turn.Lock()
 	defer st.turn.Unlock()
+	defer st.forgetMeter()
 	return a.ContextManager.Compact(ctx, id, focus, emit)
 }
 
@@ -301,6 +309,7 @@ func (a *Agent) Recover(id string, acknowledge bool) ([]transcript.ToolCall, err
 	st := a.state(id)
 	st.turn.Lock()
 	defer st.turn.Unlock()
+	defer st.forgetMeter()
 	return Recover(a.Store, id, acknowledge)
 }
 

@@ -76,3 +76,34 @@ func isSafe(msgs []transcript.Message, p int) bool {
 	}
 	return false
 }
+
+// BenchmarkStatusLargeView is the meter of a session whose transcript holds 100k messages, after the first
+// read seeded it: one record read per call.
+func BenchmarkStatusLargeView(b *testing.B) {
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(b.TempDir(), "store")).WithSyncWrites(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	cfg := transcripttest.Default(100_000)
+	cfg.ResultChars, cfg.HugeEvery = 300, 0
+	sess, err := st.CreateSession(storage.Session{}, transcripttest.Generate(cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := agent.NewContextOnly(st, config.Default(), b.TempDir(), relevantfiles.NewTracker())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Tools.Close()
+	if _, err := a.Status(sess.ID); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if s, err := a.Status(sess.ID); err != nil || s.Messages < 100_000 {
+			b.Fatal(err)
+		}
+	}
+}

@@ -105,12 +105,11 @@ func ratio(a, b float64) float64 {
 // Meter keeps the running character count of a transcript so that each new message costs O(1).
 type Meter struct {
 	chars int
-	count int
 }
 
 // NewMeter measures msgs once.
 func NewMeter(msgs []transcript.Message) *Meter {
-	return &Meter{chars: transcript.TotalChars(msgs), count: len(msgs)}
+	return &Meter{chars: transcript.TotalChars(msgs)}
 }
 
 // Add accounts for appended messages.
@@ -118,17 +117,10 @@ func (m *Meter) Add(msgs ...transcript.Message) {
 	for i := range msgs {
 		m.chars += msgs[i].Chars()
 	}
-	m.count += len(msgs)
 }
 
-// Reset replaces the measurement after a rewrite.
-func (m *Meter) Reset(msgs []transcript.Message) { *m = *NewMeter(msgs) }
-
-// Chars is the transcript's character count; Len its message count.
+// Chars is the transcript's character count.
 func (m *Meter) Chars() int { return m.chars }
-
-// Len is the number of messages measured.
-func (m *Meter) Len() int { return m.count }
 
 // BudgetFor builds the trigger budget from the configuration and the known window (0: unknown).
 func BudgetFor(cfg config.Config, window int, source string) Budget {

@@ -48,13 +48,11 @@ var (
 
 // Options configure a Store. Build them with DefaultOptions and the WithX methods.
 type Options struct {
-	// Dir is the Badger directory. Required unless InMemory.
+	// Dir is the Badger directory. Required.
 	Dir string
 	// SyncWrites makes every commit fsync before it returns, so an acknowledged message survives a power
 	// loss, not only a crash of the process. Default true.
 	SyncWrites bool
-	// InMemory keeps everything in memory (tests of code above the store only). Default false.
-	InMemory bool
 	// Logger receives Badger's own messages (at debug level, warnings at warn). Default: a no-op logger.
 	Logger *zap.Logger
 }
@@ -66,9 +64,6 @@ func DefaultOptions(dir string) Options {
 
 // WithSyncWrites sets SyncWrites (default true).
 func (o Options) WithSyncWrites(v bool) Options { o.SyncWrites = v; return o }
-
-// WithInMemory sets InMemory (default false).
-func (o Options) WithInMemory(v bool) Options { o.InMemory = v; return o }
 
 // WithLogger sets Logger (default no-op).
 func (o Options) WithLogger(l *zap.Logger) Options { o.Logger = l; return o }
@@ -120,19 +115,17 @@ func Open(opts Options) (*Store, error) {
 	}
 	bopts := badger.DefaultOptions(opts.Dir).
 		WithSyncWrites(opts.SyncWrites).
-		WithInMemory(opts.InMemory).
 		WithLogger(badgerLogger{opts.Logger.Sugar()}).
 		WithMemTableSize(16 << 20).
 		WithBlockCacheSize(32 << 20).
 		WithValueLogFileSize(256 << 20)
-	if opts.InMemory {
-		bopts.Dir, bopts.ValueDir = "", ""
-	} else if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+	if opts.Dir == "" {
+		return nil, errors.New("the session store needs a directory")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating session store directory %s: %w", opts.Dir, err)
 	}
-	if !opts.InMemory {
-		removeEmptyMemtables(opts.Dir, opts.Logger)
-	}
+	removeEmptyMemtables(opts.Dir, opts.Logger)
 	db, err := badger.Open(bopts)
 	if err != nil && strings.Contains(err.Error(), "Create a new file") {
 		// Badger issue #2207: an empty .vlog left by a crash between creating the file and its first write
@@ -389,23 +382,6 @@ func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Mess
 		return nil, err
 	}
 	return stored, nil
-}
-
-// UpdateSession changes the title, model or workspace of a session.
-func (s *Store) UpdateSession(id string, edit func(*Session)) (Session, error) {
-	l := s.sessionLock(id)
-	l.Lock()
-	defer l.Unlock()
-	sess, err := s.Session(id)
-	if err != nil {
-		return Session{}, err
-	}
-	head, created := sess.Head, sess.CreatedAt
-	edit(&sess)
-	sess.ID, sess.Head, sess.CreatedAt, sess.UpdatedAt = id, head, created, time.Now().UTC()
-	w := s.newChunkedWriter()
-	defer w.discard()
-	return sess, w.commitSession(sess)
 }
 
 // Transcript reads the effective transcript of session id. It reads only the current view, never the compacted

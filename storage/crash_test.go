@@ -67,15 +67,6 @@ func crashChild(dir, id, round string) int {
 	return 0
 }
 
-func ids(msgs []transcript.Message) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		b.WriteString(m.ID)
-		b.WriteByte(',')
-	}
-	return b.String()
-}
-
 // TestStore_CrashDuringLargeRewrite kills a child process with SIGKILL at random moments while it applies a
 // rewrite of 50k messages, and checks after each kill that the session is entirely before or after it and that
 // no acknowledged message is missing (G4).
@@ -182,11 +173,11 @@ func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 			transcript.Message{ID: fmt.Sprintf("ack-%d", round), Role: transcript.RoleUser, Text: fmt.Sprintf("acked %d", round)})
 		rw := crashRewrite(View{Session: after.Session, Messages: withAck}, round)
 		states := map[string]string{
-			ids(before.Messages):   "before the append",
-			ids(withAck):           "after the append, before the rewrite",
-			ids(rw.Apply(withAck)): "after the rewrite",
+			fmt.Sprint(ids(before.Messages)):   "before the append",
+			fmt.Sprint(ids(withAck)):           "after the append, before the rewrite",
+			fmt.Sprint(ids(rw.Apply(withAck))): "after the rewrite",
 		}
-		state, ok := states[ids(after.Messages)]
+		state, ok := states[fmt.Sprint(ids(after.Messages))]
 		if !ok {
 			t.Fatalf("round %d (killed=%v after %v): the session is a mix: %d messages", round, killed, delay, len(after.Messages))
 		}

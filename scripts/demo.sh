@@ -51,3 +51,16 @@ cat "$data/prompt.err"
 echo "  greet.go now: $(cat "$data/ws/greet.go" | tail -1)"
 session=$(sed -n 's/^session //p' "$data/prompt.err")
 run --config "$data/alisio.json" prompt --session "$session" "Now try to read /etc/passwd through a relative path"
+
+echo; echo "== 9. The daemon, driven over stdio by the vscode-languageserver-protocol client as an editor would:"
+echo "   the meter (alisio/status), events and progress as they arrive"
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  [ -d test/conformance/node_modules ] || (cd test/conformance && npm ci --no-audit --no-fund --silent)
+  kill "$provider_pid" 2>/dev/null || true
+  bin/alisio-testprovider --script testdata/demo/daemon-script.json > "$data/provider2.url" &
+  provider_pid=$!
+  for _ in $(seq 50); do [ -s "$data/provider2.url" ] && break; sleep 0.1; done
+  ALISIO_BIN="$PWD/$bin" ALISIO_PROVIDER_URL="$(cat "$data/provider2.url")" node test/conformance/demo.js "$data/ws"
+else
+  echo "  (skipped: Node.js and npm are needed for this step)"
+fi

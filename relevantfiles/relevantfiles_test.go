@@ -1,6 +1,7 @@
 package relevantfiles
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -165,4 +166,24 @@ func TestWatcher_LargeTree(t *testing.T) {
 	if len(tr.Ranked(0)) != 1 {
 		t.Fatalf("%d files reported; want only the changed one", len(tr.Ranked(0)))
 	}
+}
+
+func TestWatcher_DirectoryCap(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 30; i++ {
+		if err := os.MkdirAll(filepath.Join(root, fmt.Sprintf("d%02d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := MaxDirectories
+	MaxDirectories = 10
+	defer func() { MaxDirectories = old }()
+	w, err := Watch(root, NewTracker(), 50*time.Millisecond, nil)
+	if !errors.Is(err, ErrWatchLimit) {
+		t.Fatalf("a tree over the cap: %v", err)
+	}
+	if w == nil {
+		t.Fatal("the watcher must keep what it could add")
+	}
+	_ = w.Close()
 }

@@ -3,6 +3,7 @@ package relevantfiles
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,9 +22,13 @@ const DefaultDebounce = 500 * time.Millisecond
 // skipped directories are never watched.
 var skipped = map[string]bool{".git": true, "node_modules": true, "vendor": true}
 
-// ErrWatchLimit reports that the system's inotify limits were reached; the caller should fall back to
-// client-side watching (workspace/didChangeWatchedFiles).
-var ErrWatchLimit = errors.New("the system's file watch limit was reached")
+// ErrWatchLimit reports that the system's inotify limits, or MaxDirectories, were reached; the caller should
+// fall back to client-side watching (workspace/didChangeWatchedFiles).
+var ErrWatchLimit = errors.New("the file watch limit was reached")
+
+// MaxDirectories bounds how many directories one watcher adds, so that a daemon started on a home directory
+// neither walks it all nor exhausts the system's watches.
+var MaxDirectories = 20_000
 
 // Watcher watches a workspace recursively and reports changed and removed files to a Tracker, debounced.
 type Watcher struct {
@@ -34,6 +39,7 @@ type Watcher struct {
 	debounce time.Duration
 	ignore   []string
 
+	dirs    int // directories added so far (only the walking goroutine touches it)
 	mu      sync.Mutex
 	pending map[string]bool // path → removed
 	timer   *time.Timer
@@ -137,6 +143,13 @@ func (w *Watcher) addTree(dir string) error {
 		if path != w.root && w.ignored(w.rel(path), true) {
 			return filepath.SkipDir
 		}
+		if w.dirs >= MaxDirectories {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%w: the workspace has more than %d directories", ErrWatchLimit, MaxDirectories)
+			}
+			return filepath.SkipAll
+		}
+		w.dirs++
 		if err := w.w.Add(path); err != nil {
 			err = classify(err)
 			if firstErr == nil {

@@ -207,11 +207,24 @@ func (s *Set) note(p string, edited bool) {
 	}
 }
 
+// maxFileBytes is the largest file the tools read; larger ones are refused rather than loaded into memory.
+const maxFileBytes = 32 << 20
+
 // readText reads the text file the "path" argument names.
 func (s *Set) readText(args map[string]any) (path string, text []byte, err error) {
 	p, err := rel(args, "path")
 	if err != nil {
 		return "", nil, err
+	}
+	info, err := s.root.Stat(p)
+	if err != nil {
+		return "", nil, explain(p, err)
+	}
+	if info.IsDir() {
+		return "", nil, fmt.Errorf("%s is a directory; use list_dir", p)
+	}
+	if info.Size() > maxFileBytes {
+		return "", nil, fmt.Errorf("%s is %d MB, over the %d MB the tools read; use search or run_command (head, grep) on it", p, info.Size()>>20, maxFileBytes>>20)
 	}
 	raw, err := s.root.ReadFile(p)
 	if err != nil {
@@ -295,6 +308,9 @@ func (s *Set) search(ctx context.Context, args map[string]any) (string, error) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() > maxFileBytes {
 			return nil
 		}
 		raw, err := fs.ReadFile(s.root.FS(), path)

@@ -137,3 +137,24 @@ func TestTools_RunCommand(t *testing.T) {
 		t.Fatal("catalog")
 	}
 }
+
+func TestTools_LargeFilesAndDirectories(t *testing.T) {
+	s, ws := workspace(t)
+	f, err := os.Create(filepath.Join(ws, "huge.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	if out, isErr := s.Run(context.Background(), "read_file", `{"path":"huge.log"}`); !isErr || !strings.Contains(out, "over the 32 MB") {
+		t.Fatalf("huge file: %q", out)
+	}
+	if out, isErr := s.Run(context.Background(), "read_file", `{"path":"src"}`); !isErr || !strings.Contains(out, "is a directory") {
+		t.Fatalf("directory: %q", out)
+	}
+	if out, _ := s.Run(context.Background(), "search", `{"pattern":"x"}`); strings.Contains(out, "huge.log") {
+		t.Fatal("search read a file over the limit")
+	}
+}

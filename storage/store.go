@@ -14,12 +14,14 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -401,13 +403,8 @@ func (s *Store) Transcript(id string) (View, error) {
 		if err != nil {
 			return err
 		}
-		v.Messages = make([]transcript.Message, len(seqs))
-		for i, seq := range seqs {
-			if err := getMessage(txn, id, seq, &v.Messages[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		v.Messages, err = readMessages(txn, id, seqs)
+		return err
 	})
 	return v, err
 }
@@ -614,15 +611,32 @@ func viewSeqs(txn *badger.Txn, id string, head Head) ([]uint64, error) {
 	return seqs, nil
 }
 
-func getMessage(txn *badger.Txn, id string, seq uint64, m *transcript.Message) error {
-	item, err := txn.Get(historyKey(id, seq))
-	if err != nil {
-		return fmt.Errorf("reading message %d of session %s: %w", seq, id, err)
+// readMessages reads the messages with the given sequences, in that order. It walks the history in sequence
+// order with one iterator, seeking only over gaps, so a view whose messages are mostly consecutive (the kept
+// tail of a compacted session, a fresh one) reads as one sequential scan.
+func readMessages(txn *badger.Txn, id string, seqs []uint64) ([]transcript.Message, error) {
+	out := make([]transcript.Message, len(seqs))
+	order := make([]int, len(seqs))
+	for i := range order {
+		order[i] = i
 	}
-	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, m) }); err != nil {
-		return fmt.Errorf("decoding message %d of session %s: %w", seq, id, err)
+	sort.Slice(order, func(a, b int) bool { return seqs[order[a]] < seqs[order[b]] })
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: historyPrefix(id), PrefetchValues: true, PrefetchSize: 64})
+	defer it.Close()
+	for k, idx := range order {
+		key := historyKey(id, seqs[idx])
+		if k == 0 || !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
+			it.Seek(key)
+		}
+		if !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
+			return nil, fmt.Errorf("reading message %d of session %s: %w", seqs[idx], id, badger.ErrKeyNotFound)
+		}
+		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &out[idx]) }); err != nil {
+			return nil, fmt.Errorf("decoding message %d of session %s: %w", seqs[idx], id, err)
+		}
+		it.Next()
 	}
-	return nil
+	return out, nil
 }
 
 // chunkedWriter writes in as many transactions as Badger's size limit needs; only its final commit, which

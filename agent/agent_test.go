@@ -81,6 +81,9 @@ func (h *harness) checkAll(t *testing.T, id string) {
 	if err := transcripttest.CheckStructure(view.Messages); err != nil {
 		t.Fatal(err)
 	}
+	if err := h.server.CheckBudget(h.agent.Settings().Limits.MaxContextChars); err != nil {
+		t.Fatal(err)
+	}
 	// Nothing is lost: every message ever sent is still in the history.
 	hist, _ := h.store.History(id)
 	ids := map[string]bool{}

@@ -177,6 +177,9 @@ func TestWholeSession(t *testing.T) {
 	if v := e.provider.Violations(); len(v) > 0 {
 		t.Fatalf("invalid requests reached the provider: %v", v)
 	}
+	if err := e.provider.CheckBudget(20_000); err != nil {
+		t.Fatal(err)
+	}
 	types := eventTypes(e.client.Notifications("alisio/event"))
 	for _, want := range []string{"tool_call", "tool_result", "compaction_started", "compaction_completed", "reply"} {
 		if !has(types, want) {

@@ -1,0 +1,41 @@
+package providertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
+)
+
+// CheckBudget reads back every agent request received (Chat Completions and Anthropic shapes; summarizer
+// requests are left out, they carry history as data) and reports the first one whose instructions and
+// transcript exceed limit characters (SPEC H1: a request over the hard limit is never sent).
+func (s *Server) CheckBudget(limit int) error {
+	for i, req := range s.Requests() {
+		if _, summary := req["response_format"]; summary || req["messages"] == nil {
+			continue
+		}
+		if tools, _ := req["tools"].([]any); len(tools) == 0 {
+			continue
+		}
+		body, _ := json.Marshal(map[string]any{"system": req["system"], "messages": req["messages"]})
+		format := formats.OpenAI
+		if _, ok := req["system"]; ok {
+			format = formats.Anthropic
+		}
+		im, err := formats.Import(body, format)
+		if err != nil {
+			return fmt.Errorf("request %d does not read back as a %s transcript: %w", i, format, err)
+		}
+		chars := transcript.TotalChars(im.Messages)
+		for _, in := range im.Instructions {
+			chars += utf8.RuneCountInString(in)
+		}
+		if chars > limit {
+			return fmt.Errorf("request %d sent %d chars of instructions and transcript, over limits.maxContextChars %d", i, chars, limit)
+		}
+	}
+	return nil
+}

@@ -333,6 +333,15 @@ func TestAgent_AnthropicSession(t *testing.T) {
 	if !compacted {
 		t.Fatal("no compaction in a session that outgrew its budget")
 	}
+	structured := false
+	for _, r := range h.server.Requests() {
+		if oc, ok := r["output_config"].(map[string]any); ok && stringify(oc["format"]) != "" && strings.Contains(stringify(oc), `"type":"json_schema"`) {
+			structured = true
+		}
+	}
+	if !structured {
+		t.Fatal("the Anthropic summarizer did not ask for structured output")
+	}
 	// The thinking block went back with its signature, byte-exact, while its message was kept.
 	reqs := h.server.Requests()
 	if !strings.Contains(stringify(reqs[1]["messages"]), `"signature":"sig-24"`) {

@@ -199,12 +199,18 @@ func inputObject(args string) json.RawMessage {
 	return b
 }
 
-// Summarize implements compaction.Summarizer with one Messages call; the schema is given in the instructions.
+// Summarize implements compaction.Summarizer with one Messages call that asks for the checkpoint schema as
+// structured output; the schema is repeated in the instructions for compatible servers that ignore it.
 func (a *Anthropic) Summarize(ctx context.Context, req compaction.SummaryRequest) (compaction.SummaryReply, error) {
+	var schema map[string]any
+	if err := json.Unmarshal(req.Schema, &schema); err != nil {
+		return compaction.SummaryReply{}, fmt.Errorf("checkpoint schema: %w", err)
+	}
 	system := req.System + "\n\nThe JSON object must match this JSON Schema:\n" + string(req.Schema)
 	msg, err := a.client.Messages.New(ctx, anthropic.MessageNewParams{Model: anthropic.Model(a.model),
 		MaxTokens: int64(max(req.MaxOutputTokens, 1)), System: []anthropic.TextBlockParam{{Text: system}},
-		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(req.Prompt))}})
+		OutputConfig: anthropic.OutputConfigParam{Format: anthropic.JSONOutputFormatParam{Schema: schema}},
+		Messages:     []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(req.Prompt))}})
 	if err != nil {
 		return compaction.SummaryReply{}, describeAnthropic(err)
 	}

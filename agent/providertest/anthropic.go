@@ -18,6 +18,11 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	var summary map[string]any
 	if tools, _ := req["tools"].([]any); len(tools) == 0 && strings.Contains(fmt.Sprint(req["system"]), "checkpoint") {
 		summary = openAIShape(req)
+		if oc, _ := req["output_config"].(map[string]any); oc != nil {
+			if format, _ := oc["format"].(map[string]any); format != nil {
+				summary["response_format"] = map[string]any{"json_schema": map[string]any{"schema": format["schema"]}}
+			}
+		}
 	}
 	rep, ok := s.next(w, r, req, checkAnthropicPairing(req), summary, writeAnthropicError)
 	if !ok {

@@ -134,6 +134,7 @@ type UncertainCallsError struct {
 	Calls   []transcript.ToolCall
 }
 
+// Error lists the calls and says how to recover them.
 func (e *UncertainCallsError) Error() string {
 	var ids []string
 	for _, c := range e.Calls {
@@ -144,6 +145,7 @@ func (e *UncertainCallsError) Error() string {
 		ErrUncertain, strings.Join(ids, ", "), e.Session)
 }
 
+// Unwrap lets errors.Is match ErrUncertain.
 func (e *UncertainCallsError) Unwrap() error { return ErrUncertain }
 
 // Prompt runs one turn of session id: the user's text, then model calls and tool calls until the model answers

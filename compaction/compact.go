@@ -32,6 +32,7 @@ var (
 // UncertainError lists the uncertain calls that block a compaction (G3).
 type UncertainError struct{ CallIDs []string }
 
+// Error names the calls and the recovery command.
 func (e *UncertainError) Error() string {
 	return fmt.Sprintf("the session has %d tool call(s) whose outcome is unknown (%s); it is not compacted until they are recovered: alisio-lsp sessions recover SESSION --acknowledge (or alisio/recover)",
 		len(e.CallIDs), strings.Join(e.CallIDs, ", "))

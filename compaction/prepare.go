@@ -32,6 +32,7 @@ type BudgetError struct {
 	Compaction string
 }
 
+// Error is the F1 message, exactly as SPEC F1 words it.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit %d). Automatic compaction %s. "+
 		"To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers.",

@@ -93,6 +93,7 @@ type FieldError struct {
 	Want  string
 }
 
+// Error names the field, the value and what is allowed.
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("invalid setting %s: %v (allowed: %s)", e.Field, e.Value, e.Want)
 }

@@ -19,6 +19,7 @@ const (
 	Edited                 // written or edited by the agent
 )
 
+// String is the reason shown in the checkpoint's relevantFiles.
 func (u Use) String() string {
 	switch u {
 	case Edited:

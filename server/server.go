@@ -245,6 +245,7 @@ func rpcError(err error) error {
 // paramsError is a request whose params do not decode or lack a required field.
 type paramsError struct{ msg string }
 
+// Error is the message of the -32602 reply.
 func (e *paramsError) Error() string { return "invalid params: " + e.msg }
 
 // decode reads params into v, refusing unknown fields.

@@ -714,6 +714,7 @@ func (w *chunkedWriter) discard() { w.txn.Discard() }
 // badgerLogger routes Badger's messages to zap; Badger is chatty, so its info goes to debug.
 type badgerLogger struct{ l *zap.SugaredLogger }
 
+// Errorf, Warningf, Infof and Debugf implement badger.Logger.
 func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Errorf("badger: "+strings.TrimSpace(f), a...) }
 func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warnf("badger: "+strings.TrimSpace(f), a...) }
 func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debugf("badger: "+strings.TrimSpace(f), a...) }

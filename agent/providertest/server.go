@@ -87,6 +87,7 @@ func (s *Server) Remaining() int {
 	return len(s.script.Replies)
 }
 
+// ServeHTTP serves the model API: GET /models, POST /chat/completions, /messages and /responses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1"), "/")
 	switch {

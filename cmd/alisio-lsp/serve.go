@@ -24,9 +24,14 @@ func (a *app) serveCommand() *cobra.Command {
 // stdio is the daemon's JSON-RPC stream: stdin and stdout (logs never go there).
 type stdio struct{}
 
-func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
+// Read reads the client's messages from stdin.
+func (stdio) Read(p []byte) (int, error) { return os.Stdin.Read(p) }
+
+// Write writes the daemon's messages to stdout.
 func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
-func (stdio) Close() error                { return nil }
+
+// Close leaves stdin and stdout open: the process exits right after the daemon stops.
+func (stdio) Close() error { return nil }
 
 // serve runs the LSP daemon over stdio and exits with the code LSP asks for (0 after shutdown and exit, 1
 // otherwise). It leaves the process explicitly: a read blocked on stdin would not end otherwise.

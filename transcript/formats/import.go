@@ -55,6 +55,7 @@ type Error struct {
 	What  string
 }
 
+// Error is "where: what".
 func (e *Error) Error() string { return e.Where + ": " + e.What }
 
 // record is one input unit: a message (OpenAI or Anthropic shape) or a Claude Code log record wrapping one.

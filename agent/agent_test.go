@@ -397,9 +397,27 @@ func TestAgent_ResponsesModeAcrossACompaction(t *testing.T) {
 		t.Fatalf("%d items kept, %d sent in the last request", kept, sent)
 	}
 	first := h.server.Requests()[1]
-	if !strings.Contains(stringify(first["include"]), "reasoning.encrypted_content") || first["store"] != false {
+	if !strings.Contains(stringify(first["include"]), "reasoning.encrypted_content") || first["store"] != false || first["stream"] != true {
 		t.Fatalf("request %v", first)
 	}
+	streamed := ""
+	for _, e := range h.events {
+		if e.Kind == agent.EventDelta {
+			streamed += e.Delta.Text + e.Delta.Reasoning
+		}
+	}
+	if !strings.Contains(streamed, "Done.") || !strings.Contains(streamed, "step rrr") {
+		t.Fatalf("the reply and its reasoning summary were not streamed: %q", streamed)
+	}
+
+	// A stream that drops before the response completes keeps nothing and says so.
+	cut := newHarnessFor(t, "openai", config.Default(), providertest.Script{Replies: []providertest.Reply{{Text: "partial answer", CutMidToolCall: true}}})
+	cut.agent.Chat = model2(t, cut)
+	cid := cut.session(t)
+	if _, err := cut.agent.Prompt(context.Background(), cid, "hi"); err == nil || !strings.Contains(err.Error(), "cut before the response completed") {
+		t.Fatalf("cut stream: %v", err)
+	}
+	cut.checkAll(t, cid)
 }
 
 func TestAgent_SessionTokenCap(t *testing.T) {
@@ -478,4 +496,16 @@ func TestAgent_StatusDuringATurn(t *testing.T) {
 	if st, _ := h.agent.Status(id); st.Messages != len(v.Messages)+1 {
 		t.Fatalf("stale meter: %d messages", st.Messages)
 	}
+}
+
+// model2 opens the Responses-mode provider of harness h's test server.
+func model2(t *testing.T, h *harness) provider.Chat {
+	cfg := h.agent.Settings()
+	p, _ := cfg.ActiveProvider()
+	p.Responses = true
+	m, err := provider.Open(p, provider.Options{MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

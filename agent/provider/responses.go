@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -15,8 +18,9 @@ import (
 // replayed byte-exact while its message is kept (RM1).
 const kindResponsesItem = "openai.responses.item"
 
-// Responses is the OpenAI Responses API mode (provider.responses: true). Requests are stateless (store:
-// false) and ask for encrypted reasoning, which is kept on the assistant message and sent back unchanged.
+// Responses is the OpenAI Responses API mode (provider.responses: true). Requests are streamed and stateless
+// (store: false) and ask for encrypted reasoning, which is kept on the assistant message and sent back
+// unchanged.
 type Responses struct{ *OpenAI }
 
 // responsesRequest is the body of POST /responses, built by hand so that opaque items stay byte-exact.
@@ -29,6 +33,7 @@ type responsesRequest struct {
 	Store           bool              `json:"store"`
 	Include         []string          `json:"include,omitempty"`
 	Text            map[string]any    `json:"text,omitempty"`
+	Stream          bool              `json:"stream"`
 }
 
 type responsesReply struct {
@@ -41,11 +46,47 @@ type responsesReply struct {
 	} `json:"usage"`
 }
 
-func (r Responses) call(ctx context.Context, body responsesRequest) (Reply, error) {
-	body.Model, body.Store = r.model, false
-	var out responsesReply
-	if err := r.client.Post(ctx, "responses", body, &out); err != nil {
+// call streams one request: text and reasoning-summary deltas go to onDelta (may be nil); the completed
+// response is decoded from its raw JSON so that opaque items stay byte-exact.
+func (r Responses) call(ctx context.Context, body responsesRequest, onDelta func(Delta)) (Reply, error) {
+	body.Model, body.Store, body.Stream = r.model, false, true
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return Reply{}, fmt.Errorf("encoding the request: %w", err)
+	}
+	stream := r.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{}, option.WithRequestBody("application/json", raw))
+	defer stream.Close()
+	var final json.RawMessage
+	for stream.Next() {
+		ev := stream.Current()
+		switch ev.Type {
+		case "response.output_text.delta":
+			if onDelta != nil {
+				onDelta(Delta{Text: ev.Delta})
+			}
+		case "response.reasoning_summary_text.delta":
+			if onDelta != nil {
+				onDelta(Delta{Reasoning: ev.Delta})
+			}
+		case "response.completed", "response.incomplete":
+			final = json.RawMessage(ev.JSON.Response.Raw())
+		case "response.failed", "error":
+			msg := ev.Message
+			if msg == "" {
+				msg = ev.JSON.Response.Raw()
+			}
+			return Reply{}, fmt.Errorf("the provider failed the response: %s", msg)
+		}
+	}
+	if err := stream.Err(); err != nil {
 		return Reply{}, describe(err)
+	}
+	if final == nil {
+		return Reply{}, errors.New("the provider's stream was cut before the response completed; nothing of it was kept")
+	}
+	var out responsesReply
+	if err := json.Unmarshal(final, &out); err != nil {
+		return Reply{}, fmt.Errorf("the provider returned an unreadable response: %w", err)
 	}
 	msg := transcript.Message{Role: transcript.RoleAssistant}
 	var texts []string
@@ -107,18 +148,14 @@ func (r Responses) Complete(ctx context.Context, req Request, onDelta func(Delta
 	for _, t := range req.Tools {
 		body.Tools = append(body.Tools, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
 	}
-	rep, err := r.call(ctx, body)
-	if err == nil && onDelta != nil && (rep.Message.Text != "" || rep.Message.Reasoning != "") {
-		onDelta(Delta{Text: rep.Message.Text, Reasoning: rep.Message.Reasoning})
-	}
-	return rep, err
+	return r.call(ctx, body, onDelta)
 }
 
 // Summarize implements compaction.Summarizer with a structured-output Responses call.
 func (r Responses) Summarize(ctx context.Context, req compaction.SummaryRequest) (compaction.SummaryReply, error) {
 	prompt, _ := json.Marshal(map[string]any{"role": "user", "content": req.Prompt})
 	rep, err := r.call(ctx, responsesRequest{Instructions: req.System, Input: []json.RawMessage{prompt}, MaxOutputTokens: req.MaxOutputTokens,
-		Text: map[string]any{"format": map[string]any{"type": "json_schema", "name": "checkpoint", "schema": req.Schema, "strict": true}}})
+		Text: map[string]any{"format": map[string]any{"type": "json_schema", "name": "checkpoint", "schema": req.Schema, "strict": true}}}, nil)
 	if err != nil {
 		return compaction.SummaryReply{}, err
 	}

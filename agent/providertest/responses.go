@@ -59,9 +59,41 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if rep.FinishReason == "length" {
 		status, incomplete = "incomplete", map[string]any{"reason": "max_output_tokens"}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": "resp_alisio", "object": "response", "status": status,
+	resp := map[string]any{"id": "resp_alisio", "object": "response", "status": status,
 		"incomplete_details": incomplete, "model": req["model"], "output": output,
-		"usage": map[string]any{"input_tokens": rep.PromptTokens, "output_tokens": len(rep.Text) / 4, "total_tokens": rep.PromptTokens + len(rep.Text)/4}})
+		"usage": map[string]any{"input_tokens": rep.PromptTokens, "output_tokens": len(rep.Text) / 4, "total_tokens": rep.PromptTokens + len(rep.Text)/4}}
+	if stream, _ := req["stream"].(bool); !stream {
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
+	// Streamed: created, reasoning-summary and text deltas, then completed (or incomplete) with the response.
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	seq := 0
+	send := func(typ string, data map[string]any) {
+		data["type"], data["sequence_number"] = typ, seq
+		seq++
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send("response.created", map[string]any{"response": map[string]any{"id": "resp_alisio", "object": "response", "status": "in_progress", "output": []any{}}})
+	for _, p := range pieces(rep.Reasoning) {
+		send("response.reasoning_summary_text.delta", map[string]any{"item_id": "rs", "output_index": 0, "summary_index": 0, "delta": p})
+	}
+	for _, p := range pieces(rep.Text) {
+		send("response.output_text.delta", map[string]any{"item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": p})
+	}
+	if rep.CutMidToolCall {
+		return // the connection drops before the response completes
+	}
+	final := "response.completed"
+	if status == "incomplete" {
+		final = "response.incomplete"
+	}
+	send(final, map[string]any{"response": resp})
 }
 
 // checkResponsesInput applies the API's rules: encrypted reasoning must be exactly what was issued, every

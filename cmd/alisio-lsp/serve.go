@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -41,6 +42,10 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if info, err := os.Stdin.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+		fmt.Fprintln(a.stderr, "alisio-lsp: this is the language server; it speaks JSON-RPC on stdin/stdout and is started by your editor.\n"+
+			"See `alisio-lsp --help` for the command-line tools; Ctrl-C to quit.")
+	}
 	code := server.Serve(ctx, stdio{}, server.Options{Config: a.cfg, DataDir: a.dataDir, Log: a.log,
 		Provider: provider.DefaultOptions(), Version: version()})
 	_ = a.log.Sync()

@@ -308,6 +308,7 @@ func (s *Server) notification(ctx context.Context, req jsonrpc2.Request) {
 		if s.caps.configuration {
 			go s.pullConfiguration()
 		}
+		go s.announceStatus()
 	case "workspace/didChangeConfiguration":
 		var p struct {
 			Settings json.RawMessage `json:"settings"`
@@ -488,6 +489,17 @@ func (s *Server) applySettings(raw json.RawMessage, source string) {
 		return
 	}
 	s.status.touchAll()
+}
+
+// announceStatus sends the meter of the workspace's most recent session, so that the editor shows it at once.
+func (s *Server) announceStatus() {
+	st, _, err := s.storeAndAgent()
+	if err != nil {
+		return
+	}
+	if list, err := st.Sessions(s.root()); err == nil && len(list) > 0 {
+		s.status.touch(list[0].ID)
+	}
 }
 
 // pullConfiguration asks the client for the alisio section (workspace/configuration).

@@ -455,3 +455,21 @@ func TestSecondDaemonOnALockedStore(t *testing.T) {
 	}
 	second.Await(t, 5*time.Second, "a warning", func(n []servertest.Notification) bool { return len(n) > 0 && n[0].Method == "window/showMessage" })
 }
+
+// TestStatusAfterInitialized: a restarted daemon shows the meter of the workspace's latest session at once.
+func TestStatusAfterInitialized(t *testing.T) {
+	e := start(t, nil, nil)
+	sess, err := e.store.CreateSession(storage.Session{Workspace: e.ws}, transcripttest.Generate(transcripttest.Default(20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.init(t, nil)
+	e.client.Await(t, 5*time.Second, "the meter of the existing session", func(n []servertest.Notification) bool {
+		for _, x := range n {
+			if x.Method == "alisio/status" && strings.Contains(string(x.Params), sess.ID) {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -73,6 +73,7 @@ type sessionState struct {
 
 	mu           sync.Mutex // guards the figures below, read by Status while a turn runs
 	tokensUsed   int
+	tokensLoaded bool // tokensUsed includes the replies stored before this process
 	lastReported int
 	lastChars    int
 	// meter summarizes the stored transcript as the agent last saw it; valid while the stored head matches.
@@ -168,6 +169,14 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		return res, &UncertainCallsError{Session: id, Calls: calls}
 	}
 	st.setMeter(summarize(view))
+	if limit := a.Settings().Limits.MaxTokens; limit > 0 {
+		if err := a.loadTokens(id, st); err != nil {
+			return res, err
+		}
+		if used, _, _ := st.figures(); used >= limit {
+			return res, tokenCapError(used, limit) // refused before the prompt is stored
+		}
+	}
 	if err := a.appendTo(st, &view, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
 		return res, fmt.Errorf("saving the prompt: %w", err)
 	}
@@ -178,7 +187,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			return res, fmt.Errorf("turn cancelled: %w", err)
 		}
 		if used, _, _ := st.figures(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
-			return res, fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", used, cfg.Limits.MaxTokens)
+			return res, tokenCapError(used, cfg.Limits.MaxTokens)
 		}
 		emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
 		p, err := a.prepare(ctx, view, &st.guard, emit)
@@ -229,6 +238,36 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			}
 		}
 	}
+}
+
+func tokenCapError(used, limit int) error {
+	return fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", used, limit)
+}
+
+// loadTokens counts, once per process, the tokens of every reply stored in session id (their reported usage
+// is kept on each assistant message), so that limits.maxTokens holds across restarts. Checkpoints carry no
+// usage: the summarizer's tokens are not counted (C4).
+func (a *Agent) loadTokens(id string, st *sessionState) error {
+	st.mu.Lock()
+	loaded := st.tokensLoaded
+	st.mu.Unlock()
+	if loaded {
+		return nil
+	}
+	hist, err := a.Store.History(id)
+	if err != nil {
+		return fmt.Errorf("counting the session's tokens: %w", err)
+	}
+	used := 0
+	for i := range hist {
+		if u := hist[i].Usage; u != nil && !hist[i].Truncated {
+			used += u.PromptTokens + u.CompletionTokens
+		}
+	}
+	st.mu.Lock()
+	st.tokensUsed, st.tokensLoaded = used, true
+	st.mu.Unlock()
+	return nil
 }
 
 // appendTo stores m durably and adds it to the in-memory view and the session's meter.

@@ -509,3 +509,27 @@ func model2(t *testing.T, h *harness) provider.Chat {
 	}
 	return m
 }
+
+// TestAgent_TokenCapSurvivesARestart: the tokens of earlier replies are counted from the store, so a new
+// process (a new agent on the same store) still enforces limits.maxTokens.
+func TestAgent_TokenCapSurvivesARestart(t *testing.T) {
+	cfg := config.Default()
+	h := newHarness(t, cfg, providertest.Script{Replies: []providertest.Reply{{Text: "first", PromptTokens: 80}, {Text: "never"}}})
+	id := h.session(t)
+	if _, err := h.agent.Prompt(context.Background(), id, "one"); err != nil {
+		t.Fatal(err)
+	}
+	cfg = h.agent.Settings()
+	cfg.Limits.MaxTokens = 50
+	restarted, err := agent.New(context.Background(), h.store, cfg, h.ws, nil, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restarted.Tools.Close()
+	if _, err := restarted.Prompt(context.Background(), id, "two"); err == nil || !strings.Contains(err.Error(), "limits.maxTokens (81 tokens used of 50)") {
+		t.Fatalf("token cap after a restart: %v", err)
+	}
+	if v, _ := h.store.Transcript(id); len(v.Messages) != 2 {
+		t.Fatalf("a refused prompt was stored: %d messages", len(v.Messages))
+	}
+}

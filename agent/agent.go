@@ -190,12 +190,15 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			return res, tokenCapError(used, cfg.Limits.MaxTokens)
 		}
 		emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
-		p, err := a.prepare(ctx, view, &st.guard, emit)
+		st.mu.Lock()
+		sum := st.meter // the running summary of view: the decision needs no rescan
+		st.mu.Unlock()
+		p, err := a.prepare(ctx, view, &sum, &st.guard, emit)
+		if p.Changed {
+			st.setMeter(p.sum) // saved even when the F1 error follows
+		}
 		if err != nil {
 			return res, err
-		}
-		if p.Changed {
-			st.setMeter(summarize(p.view))
 		}
 		view = p.view
 		st.mu.Lock()

@@ -136,13 +136,13 @@ type viewSummary struct {
 	// epoch and viewLen identify the stored transcript it describes.
 	epoch       uint64
 	viewLen     int
-	chars       int
+	meter       compaction.Meter
 	lastPartial bool
 	uncertain   []string
 }
 
 func summarize(v storage.View) viewSummary {
-	sum := viewSummary{epoch: v.Session.Head.Epoch, viewLen: len(v.Messages), chars: transcript.TotalChars(v.Messages), uncertain: []string{}}
+	sum := viewSummary{epoch: v.Session.Head.Epoch, viewLen: len(v.Messages), meter: *compaction.NewMeter(v.Messages), uncertain: []string{}}
 	for _, c := range transcript.UnansweredCalls(v.Messages) {
 		sum.uncertain = append(sum.uncertain, c.ID)
 	}
@@ -158,8 +158,8 @@ func summarize(v storage.View) viewSummary {
 // add accounts for messages appended after the summary was taken; calls they issue are in flight, not
 // uncertain.
 func (sum *viewSummary) add(msgs ...transcript.Message) {
+	sum.meter.Add(msgs...)
 	for i := range msgs {
-		sum.chars += msgs[i].Chars()
 		if msgs[i].Summary {
 			sum.lastPartial = msgs[i].Partial
 		}
@@ -170,7 +170,7 @@ func (sum *viewSummary) add(msgs ...transcript.Message) {
 func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status {
 	v := storage.View{Session: sess}
 	in := m.input(v)
-	sizes := compaction.Sizes{Instructions: in.InstructionsChars, Transcript: sum.chars, Tools: in.ToolsChars}
+	sizes := compaction.Sizes{Instructions: in.InstructionsChars, Transcript: sum.meter.Chars(), Tools: in.ToolsChars}
 	cfg := m.Settings()
 	d := compaction.Decide(sizes, m.budget())
 	st := Status{Session: sess.ID, Messages: sum.viewLen, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
@@ -212,30 +212,37 @@ func (m *ContextManager) Prepare(ctx context.Context, id string, g *compaction.G
 	if err != nil {
 		return compaction.Prepared{}, err
 	}
-	p, err := m.prepare(ctx, v, g, emit)
+	p, err := m.prepare(ctx, v, nil, g, emit)
 	return p.Prepared, err
 }
 
-// prepared is a Prepared whose view is the stored one (read back after a rewrite, so with stored IDs) and
-// the size of the request it makes.
+// prepared is a Prepared whose view is the stored one (read back after a rewrite, so with stored IDs), its
+// summary, and the size of the request it makes.
 type prepared struct {
 	compaction.Prepared
 	view  storage.View
+	sum   viewSummary
 	chars int
 }
 
-// prepare runs the pre-call pipeline on v, the current stored transcript, and persists what it changed.
-func (m *ContextManager) prepare(ctx context.Context, v storage.View, g *compaction.Guard, emit compaction.Emitter) (prepared, error) {
+// prepare runs the pre-call pipeline on v, the current stored transcript, and persists what it changed. sum
+// is v's summary when the caller keeps one up to date (its running size makes the decision O(1)); nil has it
+// measured.
+func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewSummary, g *compaction.Guard, emit compaction.Emitter) (prepared, error) {
 	id := v.Session.ID
+	if sum == nil {
+		s := summarize(v)
+		sum = &s
+	}
 	in := m.input(v)
-	meter := compaction.NewMeter(v.Messages)
-	in.Meter = meter
+	meter := sum.meter
+	in.Meter = &meter
 	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), m.options(compaction.ReasonAuto, ""), m.Summarizer, g, emit)
 	var budgetErr *compaction.BudgetError
 	if perr != nil && !errors.As(perr, &budgetErr) {
 		return prepared{Prepared: p}, perr
 	}
-	out := prepared{Prepared: p, view: v, chars: in.InstructionsChars + meter.Chars() + in.ToolsChars}
+	out := prepared{Prepared: p, view: v, sum: *sum, chars: in.InstructionsChars + meter.Chars() + in.ToolsChars}
 	if p.Changed {
 		if _, err := m.Store.Apply(id, p.Rewrite); err != nil {
 			return out, fmt.Errorf("saving the compacted transcript: %w", err)
@@ -244,8 +251,8 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, g *compact
 		if err != nil {
 			return out, err
 		}
-		out.view, out.View = v, v.Messages
-		out.chars = in.InstructionsChars + transcript.TotalChars(v.Messages) + in.ToolsChars
+		out.view, out.View, out.sum = v, v.Messages, summarize(v)
+		out.chars = in.InstructionsChars + out.sum.meter.Chars() + in.ToolsChars
 	}
 	return out, perr
 }

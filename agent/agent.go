@@ -273,6 +273,15 @@ func (a *Agent) loadTokens(id string, st *sessionState) error {
 	return nil
 }
 
+// SessionTitle names a new session after its first prompt.
+func SessionTitle(text string) string {
+	t := strings.Join(strings.Fields(text), " ")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:59]) + "…"
+	}
+	return t
+}
+
 // appendTo stores m durably and adds it to the in-memory view and the session's meter.
 func (a *Agent) appendTo(st *sessionState, v *storage.View, m transcript.Message) error {
 	stored, err := a.Store.Append(v.Session.ID, m)

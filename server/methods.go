@@ -110,7 +110,7 @@ func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.resolveSession(st, p.Session, sessionTitle(p.Text))
+	id, err := s.resolveSession(st, p.Session, agent.SessionTitle(p.Text))
 	if err != nil {
 		return nil, err
 	}
@@ -315,13 +315,4 @@ func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, err
 		return nil, err
 	}
 	return s.statusOf(id)
-}
-
-// sessionTitle names a session after its first prompt.
-func sessionTitle(text string) string {
-	t := strings.Join(strings.Fields(text), " ")
-	if r := []rune(t); len(r) > 60 {
-		t = string(r[:59]) + "…"
-	}
-	return t
 }

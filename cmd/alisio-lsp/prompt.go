@@ -44,7 +44,7 @@ func (a *app) promptCommand() *cobra.Command {
 				}
 				defer ag.Tools.Close()
 				if sessionID == "" {
-					sess, err := st.CreateSession(storage.Session{Title: clip(text, 60), Workspace: ag.Tools.Dir()}, nil)
+					sess, err := st.CreateSession(storage.Session{Title: agent.SessionTitle(text), Workspace: ag.Tools.Dir()}, nil)
 					if err != nil {
 						return err
 					}

@@ -153,34 +153,22 @@ func validateField(name string, raw json.RawMessage) error {
 }
 
 // merge fills the fields of cp listed in fields from other (the follow-up reply) and returns which it filled.
+// It patches cp through the fields' JSON, so it follows the schema without naming each field.
 func (cp *Checkpoint) merge(other Checkpoint, fields []string) []string {
+	var theirs map[string]json.RawMessage
+	raw, _ := json.Marshal(other)
+	_ = json.Unmarshal(raw, &theirs)
+	patch := map[string]json.RawMessage{}
 	var got []string
-	have := map[string]bool{}
-	for _, f := range other.Missing {
-		have[f] = true
-	}
 	for _, f := range fields {
-		if have[f] {
+		if contains(other.Missing, f) {
 			continue
 		}
-		switch f {
-		case "goal":
-			cp.Goal = other.Goal
-		case "instructions":
-			cp.Instructions = other.Instructions
-		case "discoveries":
-			cp.Discoveries = other.Discoveries
-		case "accomplished":
-			cp.Accomplished = other.Accomplished
-		case "currentState":
-			cp.CurrentState = other.CurrentState
-		case "nextSteps":
-			cp.NextSteps = other.NextSteps
-		case "relevantFiles":
-			cp.RelevantFiles = other.RelevantFiles
-		}
+		patch[f] = theirs[f]
 		got = append(got, f)
 	}
+	raw, _ = json.Marshal(patch)
+	_ = json.Unmarshal(raw, cp) // only the patched fields change
 	var still []string
 	for _, f := range cp.Missing {
 		if !contains(got, f) {

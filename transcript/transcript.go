@@ -5,6 +5,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -44,6 +45,21 @@ type ToolCall struct {
 type ProviderItem struct {
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
+}
+
+// KindThinkingSignature is the provider item that carries an Anthropic thinking block's signature, which the
+// API requires byte-exact when the block is sent back.
+const KindThinkingSignature = "anthropic.thinking_signature"
+
+// InputObject is the call's arguments as a JSON object, as Anthropic's tool_use input requires: byte-exact
+// when they are one, else wrapped as {"_raw_arguments": "..."} so that the request stays valid.
+func (c ToolCall) InputObject() json.RawMessage {
+	trimmed := strings.TrimSpace(c.Arguments)
+	if strings.HasPrefix(trimmed, "{") && json.Valid([]byte(trimmed)) {
+		return json.RawMessage(trimmed)
+	}
+	b, _ := json.Marshal(map[string]string{"_raw_arguments": c.Arguments})
+	return b
 }
 
 // Usage is the token use a provider reported for the reply that produced a message.

@@ -15,10 +15,6 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
-// kindThinkingSignature is the provider item that carries an Anthropic thinking block's signature, which the
-// API requires byte-exact when the block is sent back (shared with transcript/formats).
-const kindThinkingSignature = "anthropic.thinking_signature"
-
 // Anthropic is the Anthropic Messages provider. It implements Chat and compaction.Summarizer.
 type Anthropic struct {
 	client anthropic.Client
@@ -95,7 +91,7 @@ func anthropicReply(msg *anthropic.Message) (Reply, error) {
 			out.Reasoning += b.Thinking
 			if b.Signature != "" {
 				sig, _ := json.Marshal(b.Signature)
-				out.Items = append(out.Items, transcript.ProviderItem{Kind: kindThinkingSignature, Data: sig})
+				out.Items = append(out.Items, transcript.ProviderItem{Kind: transcript.KindThinkingSignature, Data: sig})
 			}
 		case "tool_use":
 			if b.ID == "" || b.Name == "" {
@@ -153,7 +149,7 @@ func anthropicMessages(msgs []transcript.Message) []anthropic.MessageParam {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
 			}
 			for _, c := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, inputObject(c.Arguments), c.Name))
+				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, c.InputObject(), c.Name))
 			}
 			add(true, blocks...)
 		default:
@@ -180,23 +176,13 @@ func anthropicMessages(msgs []transcript.Message) []anthropic.MessageParam {
 
 func signature(m *transcript.Message) string {
 	for _, it := range m.Items {
-		if it.Kind == kindThinkingSignature {
+		if it.Kind == transcript.KindThinkingSignature {
 			var s string
 			_ = json.Unmarshal(it.Data, &s)
 			return s
 		}
 	}
 	return ""
-}
-
-// inputObject sends a call's arguments byte-exact when they are a JSON object (the API requires an object).
-func inputObject(args string) json.RawMessage {
-	trimmed := strings.TrimSpace(args)
-	if strings.HasPrefix(trimmed, "{") && json.Valid([]byte(trimmed)) {
-		return json.RawMessage(trimmed)
-	}
-	b, _ := json.Marshal(map[string]string{"_raw_arguments": args})
-	return b
 }
 
 // Summarize implements compaction.Summarizer with one Messages call that asks for the checkpoint schema as

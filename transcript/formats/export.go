@@ -119,7 +119,7 @@ func toAnthropic(m *transcript.Message, audit bool) anthropicMsg {
 		if m.Reasoning != "" {
 			b := anthropicBlock{Type: "thinking", Thinking: m.Reasoning}
 			for _, it := range m.Items {
-				if it.Kind == kindThinkingSignature {
+				if it.Kind == transcript.KindThinkingSignature {
 					_ = json.Unmarshal(it.Data, &b.Signature)
 				}
 			}
@@ -134,7 +134,7 @@ func toAnthropic(m *transcript.Message, audit bool) anthropicMsg {
 			}
 		}
 		for _, c := range m.ToolCalls {
-			blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: toolInput(c.Arguments)})
+			blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: c.InputObject()})
 		}
 	}
 	if len(blocks) == 0 {
@@ -142,16 +142,6 @@ func toAnthropic(m *transcript.Message, audit bool) anthropicMsg {
 	}
 	out.Content = marshal(blocks)
 	return out
-}
-
-// toolInput is a call's arguments as an Anthropic input object: byte-exact when they are a JSON object,
-// otherwise wrapped so that the request stays valid.
-func toolInput(args string) json.RawMessage {
-	trimmed := strings.TrimSpace(args)
-	if strings.HasPrefix(trimmed, "{") && json.Valid([]byte(trimmed)) {
-		return json.RawMessage(args)
-	}
-	return marshal(map[string]string{"_raw_arguments": args})
 }
 
 func appendBlocks(a, b json.RawMessage) json.RawMessage {

@@ -147,7 +147,7 @@ func roundTrip(t *testing.T, im Imported) {
 			if f == Anthropic {
 				w.ToolName = "" // Anthropic results do not name their tool
 				for j := range w.ToolCalls {
-					w.ToolCalls[j].Arguments = string(toolInput(w.ToolCalls[j].Arguments))
+					w.ToolCalls[j].Arguments = string(w.ToolCalls[j].InputObject())
 					var buf bytes.Buffer
 					if json.Compact(&buf, []byte(w.ToolCalls[j].Arguments)) == nil {
 						w.ToolCalls[j].Arguments = buf.String()

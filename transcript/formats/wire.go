@@ -9,9 +9,8 @@ import (
 
 // Provider item kinds that carry content of one format through a round trip.
 const (
-	kindOpenAIPart        = "openai.content_part"
-	kindAnthropicBlock    = "anthropic.block"
-	kindThinkingSignature = "anthropic.thinking_signature"
+	kindOpenAIPart     = "openai.content_part"
+	kindAnthropicBlock = "anthropic.block"
 )
 
 type openAIToolCall struct {
@@ -128,7 +127,7 @@ func anthropicMessage(raw json.RawMessage) ([]transcript.Message, string, error)
 			main.Reasoning = joinText(main.Reasoning, b.Thinking)
 			if b.Signature != "" {
 				sig, _ := json.Marshal(b.Signature)
-				main.Items = append(main.Items, transcript.ProviderItem{Kind: kindThinkingSignature, Data: sig})
+				main.Items = append(main.Items, transcript.ProviderItem{Kind: transcript.KindThinkingSignature, Data: sig})
 			}
 		case "tool_use":
 			if b.ID == "" || b.Name == "" {

@@ -394,9 +394,10 @@ func Recover(store *storage.Store, id string, acknowledge bool) ([]transcript.To
 }
 
 // resultSlot is the position after which call's result belongs: after the assistant message that issued it
-// and the results of that message's other calls that follow it.
+// and the results of that message's other calls that follow it. An unanswered call is the latest use of its
+// ID (IDs may be reused once answered), so the search runs backwards.
 func resultSlot(msgs []transcript.Message, callID string) int {
-	for i := range msgs {
+	for i := len(msgs) - 1; i >= 0; i-- {
 		for _, c := range msgs[i].ToolCalls {
 			if c.ID != callID {
 				continue

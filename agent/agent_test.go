@@ -308,7 +308,7 @@ func TestAgent_AnthropicSession(t *testing.T) {
 	cfg := config.Default()
 	cfg.Limits.MaxContextChars = 30_000
 	replies := []providertest.Reply{
-		{Text: "Looking.", Reasoning: "I should read both files", ToolCalls: []providertest.ToolCall{
+		{Text: "Looking.", Reasoning: "I should read both files", Thinking: []string{"then list the directory"}, RedactedThinking: "hidden", ToolCalls: []providertest.ToolCall{
 			call("toolu_1", "read_file", `{"path":"main.go"}`), call("toolu_2", "list_dir", `{"path":"."}`)}},
 	}
 	for i := 0; i < 12; i++ {
@@ -342,10 +342,13 @@ func TestAgent_AnthropicSession(t *testing.T) {
 	if !structured {
 		t.Fatal("the Anthropic summarizer did not ask for structured output")
 	}
-	// The thinking block went back with its signature, byte-exact, while its message was kept.
+	// Each thinking block went back on its own, in order, with its signature, and the redacted block with its
+	// data (the server rejects any block that does not match what it issued), while its message was kept.
 	reqs := h.server.Requests()
-	if !strings.Contains(stringify(reqs[1]["messages"]), `"signature":"sig-24"`) {
-		t.Fatalf("thinking signature not replayed: %s", stringify(reqs[1]["messages"]))
+	sent := stringify(reqs[1]["messages"])
+	first, redacted, second := strings.Index(sent, `"thinking":"I should read both files"`), strings.Index(sent, `"type":"redacted_thinking"`), strings.Index(sent, `"thinking":"then list the directory"`)
+	if first < 0 || redacted < first || second < redacted {
+		t.Fatalf("thinking blocks not replayed one by one in order: %s", sent)
 	}
 }
 

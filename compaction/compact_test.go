@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,13 +61,10 @@ func compactChecked(t *testing.T, in compaction.Input, opts compaction.Options, 
 }
 
 func TestCompact_RealTranscriptsOffline(t *testing.T) {
-	for _, name := range []string{"openhands-fncall-llm-message.json", "claude-code-5c0375b4.jsonl", "mini-swe-agent-deepseek-sqlfluff-1763.traj.json"} {
+	for _, f := range transcripttest.Corpus(t) {
+		name := f.Name
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("../../shared/transcripts", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			im, err := formats.Import(data, formats.Auto)
+			im, err := formats.Import(f.Read(t), formats.Auto)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,10 +44,19 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 	for _, f := range cp.RelevantFiles {
 		order = append(order, f.Path)
 	}
-	results := map[string]string{}
+	// results pairs each call (message, call index) with its result text; an ID reused after its result
+	// pairs with the latest open call of that ID.
+	type callAt struct{ msg, call int }
+	results := map[callAt]string{}
+	open := map[string]callAt{}
 	for i := range req.Span {
-		if m := &req.Span[i]; m.Role == transcript.RoleTool {
-			results[m.ToolCallID] = m.Text
+		m := &req.Span[i]
+		for j, c := range m.ToolCalls {
+			open[c.ID] = callAt{i, j}
+		}
+		if at, ok := open[m.ToolCallID]; ok && m.Role == transcript.RoleTool {
+			results[at] = m.Text
+			delete(open, m.ToolCallID)
 		}
 	}
 	lastUser := ""
@@ -72,14 +81,14 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 			if t := strings.TrimSpace(m.Text); t != "" {
 				cp.CurrentState = clipRunes(t, 2*offlineItemCap)
 			}
-			for _, c := range m.ToolCalls {
+			for j, c := range m.ToolCalls {
 				for _, p := range callPaths(c.Arguments) {
 					if _, seen := files[p]; !seen {
 						order = append(order, p)
 					}
 					files[p]++
 				}
-				outcome := firstLine(results[c.ID])
+				outcome := firstLine(results[callAt{i, j}])
 				cp.Accomplished = append(cp.Accomplished, clipRunes(c.Name+" "+clipRunes(c.Arguments, 160)+" → "+outcome, offlineItemCap))
 			}
 		}

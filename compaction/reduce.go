@@ -102,14 +102,19 @@ func capFor(m *transcript.Message, round int) int {
 	return 0
 }
 
-// cutMessage shortens m (of size chars) to at most limit chars where possible: reasoning first, then text, then the long
+// cutMessage shortens m (of size chars) to at most limit chars where possible: reasoning first (signed thinking
+// blocks are dropped whole), then text, then the long
 // string values of its tool call arguments (which stay valid JSON of the same shape, R3a).
 func cutMessage(m transcript.Message, size, limit int) transcript.Message {
 	excess := size - limit
 	if excess <= 0 {
 		return m
 	}
-	m.Reasoning, excess = cutText(m.Reasoning, excess)
+	if m.HasSignedReasoning() {
+		m, excess = transcript.DropThinking(m, excess)
+	} else {
+		m.Reasoning, excess = cutText(m.Reasoning, excess)
+	}
 	m.Text, excess = cutText(m.Text, excess)
 	if excess > 0 && len(m.ToolCalls) > 0 {
 		calls := append([]transcript.ToolCall(nil), m.ToolCalls...)

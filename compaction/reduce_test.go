@@ -131,3 +131,34 @@ func FuzzReduce(f *testing.F) {
 		checkReduce(t, fromBytes(program, true), int(target%200_000))
 	})
 }
+
+// TestReduce_SignedThinkingDroppedWholeNeverCut: Anthropic thinking blocks are signed; a cut block would be
+// rejected by the API, so reduction drops whole blocks, oldest first, and keeps the others byte-exact.
+func TestReduce_SignedThinkingDroppedWholeNeverCut(t *testing.T) {
+	first := transcript.ThinkingBlock{Type: "thinking", Thinking: strings.Repeat("a", 12_000), Signature: "sig-1"}
+	redacted := transcript.ThinkingBlock{Type: "redacted_thinking", Data: "opaque"}
+	second := transcript.ThinkingBlock{Type: "thinking", Thinking: strings.Repeat("b", 3_000), Signature: "sig-2"}
+	a := asst("", "a")
+	a.Text = "Running it."
+	a.Items = []transcript.ProviderItem{transcript.ThinkingItem(first, nil), transcript.ThinkingItem(redacted, nil), transcript.ThinkingItem(second, nil)}
+	a.Reasoning = transcript.ReasoningOf([]transcript.ThinkingBlock{first, redacted, second})
+	msgs := []transcript.Message{
+		{ID: "u", Role: transcript.RoleUser, Text: "go"},
+		a,
+		{ID: "r", Role: transcript.RoleTool, ToolCallID: "a", Text: "ok"},
+	}
+	red := compaction.Reduce(msgs, transcript.TotalChars(msgs)-2_000)
+	got, ok := red.Replace[1]
+	if !red.Fits || !ok {
+		t.Fatalf("fits=%v cut=%v", red.Fits, ok)
+	}
+	blocks, _ := got.ThinkingBlocks()
+	// The first block (12k) is enough: the redacted block and the second block stay as they were.
+	if len(blocks) != 2 || blocks[0] != redacted || blocks[1] != second || got.Reasoning != second.Thinking || got.Text != a.Text {
+		t.Fatalf("kept %d blocks, reasoning %d chars, text %q", len(blocks), len(got.Reasoning), got.Text)
+	}
+	rw := transcript.Rewrite{BaseLen: len(msgs), Replace: red.Replace}
+	if err := compactiontest.Check(msgs, rw, nil, compactiontest.Limits{KeepTurns: -1}); err != nil {
+		t.Fatal(err)
+	}
+}

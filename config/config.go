@@ -64,6 +64,8 @@ type Provider struct {
 	ContextWindow int `json:"contextWindow,omitempty"`
 	// Responses selects the OpenAI Responses API.
 	Responses bool `json:"responses,omitempty"`
+	// ThinkingBudget enables Anthropic extended thinking with this many tokens (0: off; else 1024 or more).
+	ThinkingBudget int `json:"thinkingBudget,omitempty"`
 }
 
 // Profile is a named provider setup.
@@ -170,8 +172,10 @@ func (c *Config) Validate() error {
 	check(c.PluginHooks.TimeoutMs >= 1 && c.PluginHooks.TimeoutMs <= 600_000, "pluginHooks.timeoutMs", c.PluginHooks.TimeoutMs, "1–600000")
 	check(c.Provider.ContextWindow >= 0, "provider.contextWindow", c.Provider.ContextWindow, "0 (discover) or more")
 	check(validKind(c.Provider.Kind), "provider.kind", quote(c.Provider.Kind), `"openai" or "anthropic"`)
+	check(validThinking(c.Provider.ThinkingBudget), "provider.thinkingBudget", c.Provider.ThinkingBudget, "0 (off) or 1024–1000000")
 	for name, p := range c.Profiles {
 		check(validKind(p.Kind), "profiles."+name+".kind", quote(p.Kind), `"openai" or "anthropic"`)
+		check(validThinking(p.ThinkingBudget), "profiles."+name+".thinkingBudget", p.ThinkingBudget, "0 (off) or 1024–1000000")
 		check(p.Values.ContextWindow >= 0, "profiles."+name+".values.contextWindow", p.Values.ContextWindow, "0 or more")
 	}
 	if c.Profile != "" {
@@ -182,6 +186,8 @@ func (c *Config) Validate() error {
 }
 
 func validKind(k string) bool { return k == "" || k == "openai" || k == "anthropic" }
+
+func validThinking(budget int) bool { return budget == 0 || budget >= 1024 && budget <= 1_000_000 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
 

@@ -41,15 +41,11 @@ type ToolCall struct {
 }
 
 // ProviderItem is an opaque item a provider attached to a message (for example encrypted reasoning of the
-// Responses API, or an Anthropic thinking signature). Data is stored and replayed byte-exact.
+// Responses API, or an Anthropic thinking block). Data is stored and replayed byte-exact.
 type ProviderItem struct {
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
 }
-
-// KindThinkingSignature is the provider item that carries an Anthropic thinking block's signature, which the
-// API requires byte-exact when the block is sent back.
-const KindThinkingSignature = "anthropic.thinking_signature"
 
 // InputObject is the call's arguments as a JSON object, as Anthropic's tool_use input requires: byte-exact
 // when they are one, else wrapped as {"_raw_arguments": "..."} so that the request stays valid.

@@ -19,6 +19,8 @@ import (
 type Anthropic struct {
 	client anthropic.Client
 	model  string
+	// thinkingBudget enables extended thinking with that many tokens (0: off).
+	thinkingBudget int
 }
 
 // NewAnthropic builds the provider; the API key comes from the variable provider.apiKeyEnv names (default
@@ -32,7 +34,7 @@ func NewAnthropic(p config.Provider, extra ...option.RequestOption) (*Anthropic,
 	if p.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.BaseURL))
 	}
-	return &Anthropic{client: anthropic.NewClient(append(opts, extra...)...), model: p.Model}, nil
+	return &Anthropic{client: anthropic.NewClient(append(opts, extra...)...), model: p.Model, thinkingBudget: p.ThinkingBudget}, nil
 }
 
 // Complete implements Chat with a streamed Messages call.
@@ -41,6 +43,11 @@ func (a *Anthropic) Complete(ctx context.Context, req Request, onDelta func(Delt
 		Messages: anthropicMessages(req.Messages)}
 	if req.System != "" {
 		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+	}
+	if a.thinkingBudget > 0 {
+		// The budget is part of max_tokens, so the reply keeps its own limits.maxOutputTokens on top of it.
+		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(a.thinkingBudget))
+		params.MaxTokens += int64(a.thinkingBudget)
 	}
 	for _, t := range req.Tools {
 		var schema struct {
@@ -83,16 +90,15 @@ func (a *Anthropic) Complete(ctx context.Context, req Request, onDelta func(Delt
 func anthropicReply(msg *anthropic.Message) (Reply, error) {
 	out := transcript.Message{Role: transcript.RoleAssistant}
 	var texts []string
+	var blocks []transcript.ThinkingBlock
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
 			texts = append(texts, b.Text)
-		case "thinking":
-			out.Reasoning += b.Thinking
-			if b.Signature != "" {
-				sig, _ := json.Marshal(b.Signature)
-				out.Items = append(out.Items, transcript.ProviderItem{Kind: transcript.KindThinkingSignature, Data: sig})
-			}
+		case "thinking", "redacted_thinking":
+			// Each block is kept as received, signature or encrypted data included, to be replayed unchanged.
+			blocks = append(blocks, transcript.ThinkingBlock{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data})
+			out.Items = append(out.Items, transcript.ThinkingItem(blocks[len(blocks)-1], nil))
 		case "tool_use":
 			if b.ID == "" || b.Name == "" {
 				return Reply{}, errors.New("the provider's reply has a tool call without an ID or a name")
@@ -105,6 +111,7 @@ func anthropicReply(msg *anthropic.Message) (Reply, error) {
 		}
 	}
 	out.Text = strings.Join(texts, "\n")
+	out.Reasoning = transcript.ReasoningOf(blocks)
 	usage := transcript.Usage{PromptTokens: int(msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens + msg.Usage.CacheCreationInputTokens),
 		CompletionTokens: int(msg.Usage.OutputTokens)}
 	if usage.PromptTokens > 0 {
@@ -142,8 +149,14 @@ func anthropicMessages(msgs []transcript.Message) []anthropic.MessageParam {
 			add(false, anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError))
 		case transcript.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
-			if sig := signature(m); m.Reasoning != "" && sig != "" {
-				blocks = append(blocks, anthropic.NewThinkingBlock(sig, m.Reasoning))
+			thinking, _ := m.ThinkingBlocks()
+			for _, b := range thinking {
+				switch {
+				case b.Type == "redacted_thinking":
+					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(b.Data))
+				case b.Signature != "":
+					blocks = append(blocks, anthropic.NewThinkingBlock(b.Signature, b.Thinking))
+				}
 			}
 			if m.Text != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
@@ -172,17 +185,6 @@ func anthropicMessages(msgs []transcript.Message) []anthropic.MessageParam {
 		}
 	}
 	return out
-}
-
-func signature(m *transcript.Message) string {
-	for _, it := range m.Items {
-		if it.Kind == transcript.KindThinkingSignature {
-			var s string
-			_ = json.Unmarshal(it.Data, &s)
-			return s
-		}
-	}
-	return ""
 }
 
 // Summarize implements compaction.Summarizer with one Messages call that asks for the checkpoint schema as

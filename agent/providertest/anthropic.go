@@ -1,6 +1,9 @@
 package providertest
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -24,7 +27,11 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	rep, ok := s.next(w, r, req, checkAnthropicPairing(req), summary, writeAnthropicError)
+	violation := checkAnthropicPairing(req)
+	if violation == "" {
+		violation = checkThinkingSignatures(req)
+	}
+	rep, ok := s.next(w, r, req, violation, summary, writeAnthropicError)
 	if !ok {
 		return
 	}
@@ -57,6 +64,8 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 				send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "thinking_delta", "thinking": p}})
 			}
 			send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "signature_delta", "signature": b["signature"]}})
+		case "redacted_thinking":
+			send("content_block_start", map[string]any{"index": i, "content_block": b})
 		case "text":
 			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "text", "text": ""}})
 			for _, p := range pieces(b["text"].(string)) {
@@ -81,8 +90,16 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 
 func anthropicBlocks(rep Reply) []map[string]any {
 	var blocks []map[string]any
+	thinking := rep.Thinking
 	if rep.Reasoning != "" {
-		blocks = append(blocks, map[string]any{"type": "thinking", "thinking": rep.Reasoning, "signature": "sig-" + fmt.Sprint(len(rep.Reasoning))})
+		thinking = append([]string{rep.Reasoning}, thinking...)
+	}
+	for i, t := range thinking {
+		blocks = append(blocks, map[string]any{"type": "thinking", "thinking": t, "signature": sign("thinking", t)})
+		if i == 0 && rep.RedactedThinking != "" {
+			payload := base64.StdEncoding.EncodeToString([]byte(rep.RedactedThinking))
+			blocks = append(blocks, map[string]any{"type": "redacted_thinking", "data": payload + "." + sign("redacted", payload)})
+		}
 	}
 	if rep.Text != "" || len(rep.ToolCalls) == 0 {
 		blocks = append(blocks, map[string]any{"type": "text", "text": rep.Text})
@@ -138,6 +155,40 @@ func checkAnthropicPairing(req map[string]any) string {
 	}
 	if len(pending) > 0 {
 		return fmt.Sprintf("messages: `tool_use` ids were found without `tool_result` blocks immediately after: %s.", strings.Join(pending, ", "))
+	}
+	return ""
+}
+
+// sign is this server's stand-in for the API's signatures: a digest of the block's content, so that a block
+// changed in any way (cut, merged, re-signed) no longer matches.
+func sign(kind, content string) string {
+	sum := sha256.Sum256([]byte("alisio-test/" + kind + "/" + content))
+	return "sig-" + hex.EncodeToString(sum[:12])
+}
+
+// checkThinkingSignatures rejects, as the API does, a thinking block whose signature does not match its text
+// and a redacted_thinking block whose data was not issued as is.
+func checkThinkingSignatures(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	for i, raw := range msgs {
+		m, _ := raw.(map[string]any)
+		blocks, _ := m["content"].([]any)
+		for j, b := range blocks {
+			bm, _ := b.(map[string]any)
+			switch bm["type"] {
+			case "thinking":
+				text, _ := bm["thinking"].(string)
+				if sig, _ := bm["signature"].(string); sig != sign("thinking", text) {
+					return fmt.Sprintf("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, j)
+				}
+			case "redacted_thinking":
+				data, _ := bm["data"].(string)
+				payload, sig, _ := strings.Cut(data, ".")
+				if sig != sign("redacted", payload) {
+					return fmt.Sprintf("messages.%d.content.%d: Invalid `data` in `redacted_thinking` block", i, j)
+				}
+			}
+		}
 	}
 	return ""
 }

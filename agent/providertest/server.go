@@ -27,9 +27,13 @@ type Script struct {
 
 // Reply is one scripted answer.
 type Reply struct {
-	Text      string     `json:"text,omitempty"`
-	Reasoning string     `json:"reasoning,omitempty"`
-	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+	// Thinking are more signed thinking blocks after Reasoning's (Anthropic), and RedactedThinking the
+	// payload of a redacted_thinking block placed after the first one.
+	Thinking         []string   `json:"thinking,omitempty"`
+	RedactedThinking string     `json:"redactedThinking,omitempty"`
+	ToolCalls        []ToolCall `json:"toolCalls,omitempty"`
 	// FinishReason defaults to "tool_calls" with calls, else "stop"; "length" simulates a cut.
 	FinishReason string `json:"finishReason,omitempty"`
 	// Status, with Error, answers an HTTP error (429, 500…) instead; RetryAfter sets the header.

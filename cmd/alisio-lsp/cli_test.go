@@ -37,8 +37,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const shared = "../../../shared/transcripts/"
-
 // cli runs the binary with a private data directory and returns stdout, stderr and the exit code.
 func cli(t *testing.T, data string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
@@ -69,16 +67,17 @@ func mustCLI(t *testing.T, data string, args ...string) string {
 
 func TestCLI_ImportShowExportRoundTrip(t *testing.T) {
 	data := t.TempDir()
-	for _, name := range []string{"openhands-fncall-llm-message.json", "mini-swe-agent-deepseek-sqlfluff-1763.traj.json", "claude-code-5c0375b4.jsonl"} {
-		t.Run(name, func(t *testing.T) {
-			out := mustCLI(t, data, "--log-level", "debug", "sessions", "import", shared+name)
+	corpus := transcripttest.Corpus(t)
+	for _, file := range corpus {
+		t.Run(file.Name, func(t *testing.T) {
+			out := mustCLI(t, data, "--log-level", "debug", "sessions", "import", file.Path)
 			id := strings.TrimSpace(out)
 			if strings.Count(out, "\n") != 1 || len(id) != 36 {
 				t.Fatalf("import must print only the session ID, got %q", out)
 			}
 			for _, f := range []string{"openai", "anthropic"} {
 				exported := mustCLI(t, data, "sessions", "export", id, "--format", f)
-				orig, _ := os.ReadFile(shared + name)
+				orig := file.Read(t)
 				a, err := formats.Import(orig, formats.Auto)
 				if err != nil {
 					t.Fatal(err)
@@ -105,14 +104,14 @@ func TestCLI_ImportShowExportRoundTrip(t *testing.T) {
 			if !strings.Contains(show, id) || !strings.Contains(show, "transcript") {
 				t.Fatalf("show: %s", show)
 			}
-			if strings.HasPrefix(name, "mini-swe") && !strings.Contains(show, "uncertain  1 tool call(s)") {
+			if file.Pending == 1 && !strings.Contains(show, "uncertain  1 tool call(s)") {
 				t.Fatalf("show does not report the uncertain call: %s", show)
 			}
 		})
 	}
 	list := mustCLI(t, data, "--json", "sessions", "list")
 	lines := strings.Split(strings.TrimSpace(list), "\n")
-	if len(lines) != 3 {
+	if len(lines) != len(corpus) {
 		t.Fatalf("list: %d lines", len(lines))
 	}
 	for _, l := range lines {

@@ -115,7 +115,14 @@ func checkCut(orig, got transcript.Message) error {
 	if got.Chars() >= orig.Chars() {
 		return fmt.Errorf("R2: a cut that does not shorten (%d → %d chars)", orig.Chars(), got.Chars())
 	}
-	for _, pair := range [][2]string{{orig.Text, got.Text}, {orig.Reasoning, got.Reasoning}} {
+	pairs := [][2]string{{orig.Text, got.Text}, {orig.Reasoning, got.Reasoning}}
+	if orig.HasSignedReasoning() {
+		if err := checkThinkingKept(orig, got); err != nil {
+			return err
+		}
+		pairs = pairs[:1]
+	}
+	for _, pair := range pairs {
 		if pair[0] != pair[1] && !strings.HasSuffix(pair[1], compaction.Marker) {
 			return fmt.Errorf("R3: cut text does not end with the marker")
 		}
@@ -140,6 +147,20 @@ func checkCut(orig, got transcript.Message) error {
 	}
 	if len(got.ToolCalls) == 0 && got.Reasoning == "" && utf8.RuneCountInString(got.Text) > limit {
 		return fmt.Errorf("R2: cut to %d chars, over the first cap %d", got.Chars(), limit)
+	}
+	return nil
+}
+
+// checkThinkingKept verifies that a cut kept signed Anthropic thinking blocks unchanged: only whole blocks are
+// dropped, oldest first, and the reasoning text is the remaining blocks' text.
+func checkThinkingKept(orig, got transcript.Message) error {
+	ob, _ := orig.ThinkingBlocks()
+	gb, _ := got.ThinkingBlocks()
+	if len(gb) > len(ob) || !reflect.DeepEqual(gb, ob[len(ob)-len(gb):]) {
+		return fmt.Errorf("R3: a signed thinking block was changed, not dropped whole")
+	}
+	if got.Reasoning != transcript.ReasoningOf(gb) {
+		return fmt.Errorf("R3: the reasoning text is not the kept thinking blocks' text")
 	}
 	return nil
 }

@@ -116,14 +116,12 @@ func toAnthropic(m *transcript.Message, audit bool) anthropicMsg {
 		out.Role = "user"
 		blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})
 	default:
-		if m.Reasoning != "" {
-			b := anthropicBlock{Type: "thinking", Thinking: m.Reasoning}
-			for _, it := range m.Items {
-				if it.Kind == transcript.KindThinkingSignature {
-					_ = json.Unmarshal(it.Data, &b.Signature)
-				}
+		if thinking, _ := m.ThinkingBlocks(); len(thinking) > 0 {
+			for _, b := range thinking {
+				blocks = append(blocks, b)
 			}
-			blocks = append(blocks, b)
+		} else if m.Reasoning != "" {
+			blocks = append(blocks, transcript.ThinkingBlock{Type: "thinking", Thinking: m.Reasoning})
 		}
 		if m.Text != "" {
 			blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Text})

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,17 +11,6 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
-
-const shared = "../../../shared/transcripts"
-
-func readShared(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(shared, name))
-	if err != nil {
-		t.Fatalf("reading shared transcript (tests read ../shared/transcripts): %v", err)
-	}
-	return b
-}
 
 // rawCallIDs extracts every tool call ID of a file exactly as written, whatever its format.
 func rawCallIDs(data []byte) map[string]bool {
@@ -63,31 +50,21 @@ func rawCallIDs(data []byte) map[string]bool {
 }
 
 func TestImport_RealTranscripts(t *testing.T) {
-	for _, tc := range []struct {
-		file           string
-		format         Format
-		messages       int
-		instructions   int
-		calls, pending int
-	}{
-		{"openhands-fncall-llm-message.json", OpenAI, 13, 1, 6, 0},
-		{"mini-swe-agent-deepseek-sqlfluff-1763.traj.json", OpenAI, 200, 1, 100, 1},
-		{"claude-code-5c0375b4.jsonl", Anthropic, 0, 0, 0, 0},
-	} {
-		t.Run(tc.file, func(t *testing.T) {
-			data := readShared(t, tc.file)
+	for _, tc := range transcripttest.Corpus(t) {
+		t.Run(tc.Name, func(t *testing.T) {
+			data := tc.Read(t)
 			im, err := Import(data, Auto)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if im.Format != tc.format {
-				t.Fatalf("detected %s; want %s", im.Format, tc.format)
+			if im.Format != Format(tc.Format) {
+				t.Fatalf("detected %s; want %s", im.Format, tc.Format)
 			}
-			if tc.messages > 0 && len(im.Messages) != tc.messages {
-				t.Errorf("got %d messages; want %d", len(im.Messages), tc.messages)
+			if tc.Messages > 0 && len(im.Messages) != tc.Messages {
+				t.Errorf("got %d messages; want %d", len(im.Messages), tc.Messages)
 			}
-			if len(im.Instructions) != tc.instructions {
-				t.Errorf("got %d instructions; want %d", len(im.Instructions), tc.instructions)
+			if len(im.Instructions) != tc.Instructions {
+				t.Errorf("got %d instructions; want %d", len(im.Instructions), tc.Instructions)
 			}
 			if err := transcripttest.CheckStructure(im.Messages); err != nil {
 				t.Fatal(err)
@@ -95,12 +72,14 @@ func TestImport_RealTranscripts(t *testing.T) {
 			// Every call ID of the file survives byte-exact.
 			want := rawCallIDs(data)
 			got := map[string]bool{}
+			calls := 0
 			for _, m := range im.Messages {
 				for _, c := range m.ToolCalls {
 					got[c.ID] = true
+					calls++
 				}
 			}
-			if tc.format == Anthropic {
+			if tc.Format == string(Anthropic) {
 				// Sub-agent records are skipped on purpose; their IDs are not in the main conversation.
 				for id := range got {
 					if !want[id] {
@@ -110,11 +89,11 @@ func TestImport_RealTranscripts(t *testing.T) {
 			} else if !reflect.DeepEqual(got, want) {
 				t.Errorf("call IDs differ: got %d, file has %d", len(got), len(want))
 			}
-			if tc.calls > 0 && len(got) != tc.calls {
-				t.Errorf("got %d calls; want %d", len(got), tc.calls)
+			if calls != tc.Calls {
+				t.Errorf("got %d calls; want %d", calls, tc.Calls)
 			}
-			if p := transcript.UnansweredCalls(im.Messages); len(p) != tc.pending {
-				t.Errorf("got %d uncertain calls; want %d", len(p), tc.pending)
+			if p := transcript.UnansweredCalls(im.Messages); len(p) != tc.Pending {
+				t.Errorf("got %d uncertain calls; want %d", len(p), tc.Pending)
 			}
 			roundTrip(t, im)
 		})
@@ -143,6 +122,7 @@ func roundTrip(t *testing.T, im Imported) {
 			g, w := back.Messages[i], im.Messages[i]
 			if f == OpenAI {
 				w.IsError = false // OpenAI tool messages have no error flag
+				w.Items = withoutKind(w.Items, transcript.KindAnthropicThinking)
 			}
 			if f == Anthropic {
 				w.ToolName = "" // Anthropic results do not name their tool
@@ -159,6 +139,17 @@ func roundTrip(t *testing.T, im Imported) {
 			}
 		}
 	}
+}
+
+// withoutKind returns items without those of kind (what a format cannot carry), nil when none is left.
+func withoutKind(items []transcript.ProviderItem, kind string) []transcript.ProviderItem {
+	var out []transcript.ProviderItem
+	for _, it := range items {
+		if it.Kind != kind {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 func TestImport_Generated(t *testing.T) {
@@ -203,7 +194,7 @@ func TestImport_JSONLines(t *testing.T) {
 		t.Fatalf("anthropic jsonl: %+v", im)
 	}
 	a := im.Messages[1]
-	if a.Reasoning != "hmm" || a.Text != "ok" || a.ToolCalls[0].Arguments != `{"p":1}` || string(a.Items[0].Data) != `"sig=="` {
+	if blocks, _ := a.ThinkingBlocks(); a.Reasoning != "hmm" || a.Text != "ok" || a.ToolCalls[0].Arguments != `{"p":1}` || len(blocks) != 1 || blocks[0].Signature != "sig==" {
 		t.Fatalf("assistant blocks: %+v", a)
 	}
 	if im.Messages[2].Role != transcript.RoleTool || im.Messages[2].Text != "a.txt" || im.Messages[3].Text != "thanks" {
@@ -216,6 +207,29 @@ func TestImport_JSONLines(t *testing.T) {
 	}
 }
 
+// TestImport_SequentialIDReuse: a trajectory that reuses a call ID once its call is answered imports, each
+// result paired with the latest open call of its ID, and exports back with the IDs unchanged.
+func TestImport_SequentialIDReuse(t *testing.T) {
+	in := `{"history":[{"role":"user","content":"go"},
+{"role":"assistant","content":"a","tool_calls":[{"id":"call_1","type":"function","function":{"name":"open","arguments":"{}"}}]},
+{"role":"tool","content":"first","tool_call_ids":["call_1"]},
+{"role":"assistant","content":"b","tool_calls":[{"id":"call_1","type":"function","function":{"name":"edit","arguments":"{}"}}]},
+{"role":"tool","content":"second","tool_call_ids":["call_1"]},
+{"role":"assistant","content":"c","tool_calls":[{"id":"call_1","type":"function","function":{"name":"submit","arguments":"{}"}}]}]}`
+	im, err := Import([]byte(in), Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transcripttest.CheckStructure(im.Messages); err != nil {
+		t.Fatal(err)
+	}
+	open := transcript.UnansweredCalls(im.Messages)
+	if len(open) != 1 || open[0].Name != "submit" {
+		t.Fatalf("uncertain calls %+v; want the last call_1 (submit)", open)
+	}
+	roundTrip(t, im)
+}
+
 func TestImport_Refusals(t *testing.T) {
 	for _, tc := range []struct{ name, in, where, what string }{
 		{"empty", "  ", "input", "empty"},
@@ -225,6 +239,8 @@ func TestImport_Refusals(t *testing.T) {
 		{"orphan result", `{"messages":[{"role":"user","content":"a"},{"role":"tool","tool_call_id":"nope","content":"x"}]}`, "messages[1]", `call ID "nope"`},
 		{"double result", `[{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"1"},{"role":"tool","tool_call_id":"c","content":"2"}]`, "message 2", "second result"},
 		{"duplicate call id", `[{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c","type":"function","function":{"name":"g","arguments":"{}"}}]}]`, "message 0", "used twice"},
+		{"reused id while open", `[{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"g","arguments":"{}"}}]}]`, "message 1", "first call has no result"},
+		{"several ids in tool_call_ids", `{"history":[{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","content":"x","tool_call_ids":["c","d"]}]}`, "messages[1]", "answers 2 calls"},
 		{"anthropic orphan", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"r"}]}` + "\n", "line 1", `"toolu_x"`},
 		{"not an object line", "[1]\n[2]\n", "", ""},
 		{"object without messages", `{"foo":1}`, "input", `without "messages"`},

@@ -81,7 +81,7 @@ func Import(data []byte, format Format) (Imported, error) {
 		out.Instructions = append(out.Instructions, system)
 	}
 	var msgs []transcript.Message
-	v := validator{calls: map[string]bool{}, answered: map[string]bool{}}
+	v := validator{calls: map[string]bool{}, open: map[string]bool{}}
 	lastAnthropicID := ""
 	for _, r := range records {
 		var probe struct {
@@ -94,6 +94,11 @@ func Import(data []byte, format Format) (Imported, error) {
 			return Imported{}, &Error{r.where, "not a JSON object: " + err.Error()}
 		}
 		raw := r.raw
+		if probe.Role == "" && len(probe.Message) == 0 && probe.Type != "" && format != OpenAI {
+			// A Claude Code bookkeeping record (summary, file-history-snapshot, …): no message in it.
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: %s record", r.where, probe.Type))
+			continue
+		}
 		if probe.Role == "" && len(probe.Message) > 0 {
 			// A Claude Code log record: keep the main conversation's user and assistant messages.
 			if probe.IsSidechain || (probe.Type != "user" && probe.Type != "assistant") {
@@ -161,12 +166,17 @@ func split(data []byte) (records []record, system string, trajectory bool, err e
 		case '{':
 			var doc struct {
 				Messages         json.RawMessage `json:"messages"`
+				History          json.RawMessage `json:"history"`
 				System           json.RawMessage `json:"system"`
 				TrajectoryFormat string          `json:"trajectory_format"`
 				Role             string          `json:"role"`
 				Message          json.RawMessage `json:"message"`
 			}
 			_ = json.Unmarshal(trimmed, &doc)
+			if len(doc.Messages) == 0 && len(doc.History) > 0 {
+				// A SWE-agent trajectory: its model conversation is "history".
+				doc.Messages = doc.History
+			}
 			if len(doc.Messages) > 0 {
 				records, _, _, err = arrayRecords(doc.Messages, "messages[")
 				if err != nil {
@@ -311,8 +321,10 @@ func textOf(raw json.RawMessage) (string, []json.RawMessage, error) {
 	return strings.Join(texts, "\n"), other, nil
 }
 
-// validator checks, message by message, that tool results answer earlier calls and call IDs are unique.
-type validator struct{ calls, answered map[string]bool }
+// validator checks, message by message, that every tool result answers an earlier call still open, and that
+// no two calls open at once share an ID. An ID may be reused once its call has its result, as trajectories
+// that number their calls sequentially do (SWE-agent): a result pairs with the latest open call of its ID.
+type validator struct{ calls, open map[string]bool }
 
 func (v *validator) check(m *transcript.Message) error {
 	if !m.Role.Valid() {
@@ -322,10 +334,10 @@ func (v *validator) check(m *transcript.Message) error {
 		if c.ID == "" {
 			return fmt.Errorf("tool call %q has no ID", c.Name)
 		}
-		if v.calls[c.ID] {
-			return fmt.Errorf("tool call ID %q is used twice", c.ID)
+		if v.open[c.ID] {
+			return fmt.Errorf("tool call ID %q is used twice while its first call has no result", c.ID)
 		}
-		v.calls[c.ID] = true
+		v.calls[c.ID], v.open[c.ID] = true, true
 	}
 	if m.Role != transcript.RoleTool {
 		return nil
@@ -335,9 +347,9 @@ func (v *validator) check(m *transcript.Message) error {
 		return fmt.Errorf("tool result without a tool call ID")
 	case !v.calls[m.ToolCallID]:
 		return fmt.Errorf("tool result for call ID %q, which no earlier assistant message issued", m.ToolCallID)
-	case v.answered[m.ToolCallID]:
+	case !v.open[m.ToolCallID]:
 		return fmt.Errorf("second result for call ID %q", m.ToolCallID)
 	}
-	v.answered[m.ToolCallID] = true
+	delete(v.open, m.ToolCallID)
 	return nil
 }

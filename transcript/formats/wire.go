@@ -23,13 +23,15 @@ type openAIToolCall struct {
 }
 
 type openAIMsg struct {
-	Role             string           `json:"role"`
-	Content          json.RawMessage  `json:"content,omitempty"`
-	ToolCalls        []openAIToolCall `json:"tool_calls,omitempty"`
-	ToolCallID       string           `json:"tool_call_id,omitempty"`
-	Name             string           `json:"name,omitempty"`
-	ReasoningContent string           `json:"reasoning_content,omitempty"`
-	Alisio           *alisioMeta      `json:"alisio,omitempty"`
+	Role       string           `json:"role"`
+	Content    json.RawMessage  `json:"content,omitempty"`
+	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+	// ToolCallIDs is SWE-agent's spelling of a tool message's call ID (a one-element list); read only.
+	ToolCallIDs      []string    `json:"tool_call_ids,omitempty"`
+	Name             string      `json:"name,omitempty"`
+	ReasoningContent string      `json:"reasoning_content,omitempty"`
+	Alisio           *alisioMeta `json:"alisio,omitempty"`
 }
 
 // alisioMeta is the per-message audit record that export --all adds.
@@ -51,6 +53,12 @@ func openAIMessage(raw json.RawMessage) ([]transcript.Message, error) {
 	m := transcript.Message{Role: transcript.Role(in.Role), ToolCallID: in.ToolCallID, Reasoning: in.ReasoningContent}
 	if !m.Role.Valid() {
 		return nil, fmt.Errorf("unknown role %q (allowed: system, user, assistant, tool)", in.Role)
+	}
+	if m.ToolCallID == "" && len(in.ToolCallIDs) > 0 {
+		if len(in.ToolCallIDs) > 1 {
+			return nil, fmt.Errorf("a tool message answers %d calls (tool_call_ids); one result a call is expected", len(in.ToolCallIDs))
+		}
+		m.ToolCallID = in.ToolCallIDs[0]
 	}
 	if m.Role == transcript.RoleTool {
 		m.ToolName = in.Name
@@ -123,12 +131,10 @@ func anthropicMessage(raw json.RawMessage) ([]transcript.Message, string, error)
 		switch b.Type {
 		case "text":
 			main.Text = joinText(main.Text, b.Text)
-		case "thinking":
+		case "thinking", "redacted_thinking":
+			// Each block is kept whole and in order: the API accepts signed blocks back only unchanged.
 			main.Reasoning = joinText(main.Reasoning, b.Thinking)
-			if b.Signature != "" {
-				sig, _ := json.Marshal(b.Signature)
-				main.Items = append(main.Items, transcript.ProviderItem{Kind: transcript.KindThinkingSignature, Data: sig})
-			}
+			main.Items = append(main.Items, transcript.ThinkingItem(transcript.ThinkingBlock{}, rb))
 		case "tool_use":
 			if b.ID == "" || b.Name == "" {
 				return nil, "", fmt.Errorf("content[%d]: tool_use needs an id and a name", i)

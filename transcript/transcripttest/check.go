@@ -6,27 +6,28 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
-// CheckStructure verifies what every transcript must satisfy: known roles, unique non-empty call IDs, every
-// tool result answering exactly one earlier call. Calls without a result are allowed (uncertain calls).
+// CheckStructure verifies what every transcript must satisfy: known roles, non-empty call IDs never shared by
+// two calls open at once, every tool result answering exactly one earlier open call. An ID may be reused after
+// its call got its result (sequentially numbered trajectories). Calls without a result are allowed (uncertain
+// calls).
 func CheckStructure(msgs []transcript.Message) error {
-	calls := map[string]bool{}
-	answered := map[string]bool{}
+	open := map[string]bool{}
 	for i := range msgs {
 		m := &msgs[i]
 		if !m.Role.Valid() {
 			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
 		for _, c := range m.ToolCalls {
-			if c.ID == "" || calls[c.ID] {
+			if c.ID == "" || open[c.ID] {
 				return fmt.Errorf("message %d: call ID %q empty or repeated", i, c.ID)
 			}
-			calls[c.ID] = true
+			open[c.ID] = true
 		}
 		if m.Role == transcript.RoleTool {
-			if !calls[m.ToolCallID] || answered[m.ToolCallID] {
+			if !open[m.ToolCallID] {
 				return fmt.Errorf("message %d: result for call %q has no pending call", i, m.ToolCallID)
 			}
-			answered[m.ToolCallID] = true
+			delete(open, m.ToolCallID)
 		}
 	}
 	return nil

@@ -85,7 +85,10 @@ type Server struct {
 
 	status *statusSender
 	exit   chan int
-	once   sync.Once
+	// background counts the request and notification goroutines still running (drained before the store
+	// closes).
+	background sync.WaitGroup
+	once       sync.Once
 }
 
 type clientCaps struct {
@@ -123,9 +126,39 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	}
 	cancel()
 	s.cancelAll()
+	s.drain()
 	s.close()
 	_ = s.conn.Close()
 	return code
+}
+
+// drainTimeout bounds the wait for cancelled requests to return before the store is closed; one that does
+// not return in time then gets storage.ErrClosed from any later store call instead of a crash.
+const drainTimeout = 10 * time.Second
+
+// goBackground runs f on its own goroutine, counted so that drain waits for it.
+func (s *Server) goBackground(f func()) {
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		f()
+	}()
+}
+
+// drain stops the status sender and waits for the background goroutines, so that nothing is reading or writing
+// the store when it is closed.
+func (s *Server) drain() {
+	s.status.stop()
+	done := make(chan struct{})
+	go func() {
+		s.background.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(drainTimeout):
+		s.log.Warn("requests still running at exit; closing the store anyway", zap.Duration("waited", drainTimeout))
+	}
 }
 
 func (s *Server) close() {
@@ -173,7 +206,9 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	s.inflightMu.Lock()
 	s.inflight[key] = cancel
 	s.inflightMu.Unlock()
+	s.background.Add(1)
 	go func() {
+		defer s.background.Done()
 		defer func() {
 			s.inflightMu.Lock()
 			delete(s.inflight, key)
@@ -306,16 +341,16 @@ func (s *Server) notification(ctx context.Context, req jsonrpc2.Request) {
 	switch req.Method() {
 	case "initialized":
 		if s.caps.configuration {
-			go s.pullConfiguration()
+			s.goBackground(s.pullConfiguration)
 		}
-		go s.announceStatus()
+		s.goBackground(s.announceStatus)
 	case "workspace/didChangeConfiguration":
 		var p struct {
 			Settings json.RawMessage `json:"settings"`
 		}
 		_ = json.Unmarshal(req.Params(), &p)
 		if s.caps.configuration {
-			go s.pullConfiguration()
+			s.goBackground(s.pullConfiguration)
 			return
 		}
 		s.applySettings(p.Settings, "workspace/didChangeConfiguration")
@@ -377,7 +412,7 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	s.mu.Lock()
 	s.initialized = true
 	s.mu.Unlock()
-	go s.watch()
+	s.goBackground(s.watch)
 	return map[string]any{
 		"capabilities": map[string]any{
 			"experimental": map[string]any{"alisio": map[string]any{"protocolVersion": 1, "methods": methodNames(),

@@ -24,11 +24,14 @@ type statusSender struct {
 	interval time.Duration
 	send     func(session string)
 
-	mu    sync.Mutex
-	known map[string]bool
-	dirty map[string]bool
-	timer *time.Timer
-	last  time.Time
+	mu      sync.Mutex
+	known   map[string]bool
+	dirty   map[string]bool
+	timer   *time.Timer
+	last    time.Time
+	stopped bool
+	// flushes counts the scheduled or running flushes, so that stop can wait for them.
+	flushes sync.WaitGroup
 }
 
 func newStatusSender(ctx context.Context, interval time.Duration, send func(string)) *statusSender {
@@ -59,19 +62,35 @@ func (t *statusSender) touchAll() {
 }
 
 func (t *statusSender) scheduleLocked() {
-	if t.timer != nil {
+	if t.timer != nil || t.stopped {
 		return
 	}
 	wait := time.Until(t.last.Add(t.interval))
+	t.flushes.Add(1)
 	t.timer = time.AfterFunc(max(wait, 0), t.flush)
 }
 
+// stop cancels the pending flush and waits for one already running: after it returns nothing reads the
+// store for a status any more, so the store can be closed.
+func (t *statusSender) stop() {
+	t.mu.Lock()
+	t.stopped = true
+	if t.timer != nil && t.timer.Stop() {
+		t.flushes.Done()
+	}
+	t.timer = nil
+	t.mu.Unlock()
+	t.flushes.Wait()
+}
+
 func (t *statusSender) flush() {
+	defer t.flushes.Done()
 	t.mu.Lock()
 	batch := t.dirty
 	t.dirty, t.timer, t.last = map[string]bool{}, nil, time.Now()
+	stopped := t.stopped
 	t.mu.Unlock()
-	if t.ctx.Err() != nil {
+	if stopped || t.ctx.Err() != nil {
 		return
 	}
 	for s := range batch {

@@ -106,6 +106,11 @@ type Store struct {
 	db  *badger.DB
 	dir string
 
+	// gate lets Close wait for the operations under way and refuse later ones (ErrClosed) instead of letting
+	// them reach a closed Badger, which crashes the process.
+	gate   sync.RWMutex
+	closed bool
+
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 }
@@ -205,8 +210,28 @@ func (s *Store) checkFormat() error {
 	})
 }
 
-// Close closes the store and releases its directory lock.
+// ErrClosed is returned by every operation started after Close.
+var ErrClosed = errors.New("the session store is closed (alisio-lsp is shutting down)")
+
+// enter holds the store open for one operation; the caller runs the returned release when done.
+func (s *Store) enter() (release func(), err error) {
+	s.gate.RLock()
+	if s.closed {
+		s.gate.RUnlock()
+		return nil, ErrClosed
+	}
+	return s.gate.RUnlock, nil
+}
+
+// Close waits for the operations under way, closes the store and releases its directory lock. Later calls of
+// any method return ErrClosed; closing twice is harmless.
 func (s *Store) Close() error {
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing session store: %w", err)
 	}
@@ -275,6 +300,16 @@ func getSession(txn *badger.Txn, id string) (Session, error) {
 
 // Session returns the record of session id.
 func (s *Store) Session(id string) (Session, error) {
+	release, err := s.enter()
+	if err != nil {
+		return Session{}, err
+	}
+	defer release()
+	return s.session(id)
+}
+
+// session is Session for callers already inside an operation.
+func (s *Store) session(id string) (Session, error) {
 	if err := validID(id); err != nil {
 		return Session{}, err
 	}
@@ -288,8 +323,13 @@ func (s *Store) Session(id string) (Session, error) {
 
 // Sessions lists the sessions of workspace (all sessions when workspace is empty), most recently updated first.
 func (s *Store) Sessions(workspace string) ([]Session, error) {
+	release, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var out []Session
-	err := s.db.View(func(txn *badger.Txn) error {
+	err = s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("s/"), PrefetchValues: true, PrefetchSize: 64})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -321,6 +361,11 @@ func sortSessions(ss []Session) {
 // CreateSession stores a new session holding msgs as its transcript and returns its record. Large sessions are
 // written in several transactions but become visible only with the final one: a crash leaves no session.
 func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session, error) {
+	release, err := s.enter()
+	if err != nil {
+		return Session{}, err
+	}
+	defer release()
 	now := time.Now().UTC()
 	if meta.ID == "" {
 		meta.ID = transcript.NewID()
@@ -333,7 +378,7 @@ func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session,
 	l := s.sessionLock(meta.ID)
 	l.Lock()
 	defer l.Unlock()
-	err := s.db.View(func(txn *badger.Txn) error {
+	err = s.db.View(func(txn *badger.Txn) error {
 		_, err := txn.Get(sessionKey(meta.ID))
 		if err == nil {
 			return fmt.Errorf("session %s already exists", meta.ID)
@@ -362,13 +407,18 @@ func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session,
 // Append stores msgs at the end of the session's transcript and returns them with their IDs and times set.
 // When Append returns nil the messages are durable (they survive kill -9; with SyncWrites, power loss too).
 func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Message, error) {
+	release, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := validID(id); err != nil {
 		return nil, err
 	}
 	l := s.sessionLock(id)
 	l.Lock()
 	defer l.Unlock()
-	sess, err := s.Session(id)
+	sess, err := s.session(id)
 	if err != nil {
 		return nil, err
 	}
@@ -389,11 +439,16 @@ func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Mess
 // Transcript reads the effective transcript of session id. It reads only the current view, never the compacted
 // history, so its cost depends on the transcript's length, not the session's.
 func (s *Store) Transcript(id string) (View, error) {
+	release, err := s.enter()
+	if err != nil {
+		return View{}, err
+	}
+	defer release()
 	if err := validID(id); err != nil {
 		return View{}, err
 	}
 	var v View
-	err := s.db.View(func(txn *badger.Txn) error {
+	err = s.db.View(func(txn *badger.Txn) error {
 		sess, err := getSession(txn, id)
 		if err != nil {
 			return err
@@ -412,11 +467,16 @@ func (s *Store) Transcript(id string) (View, error) {
 // History reads every stored message of session id in storage order, with Compacted set on those no longer in
 // the effective transcript.
 func (s *Store) History(id string) ([]transcript.Message, error) {
+	release, err := s.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := validID(id); err != nil {
 		return nil, err
 	}
 	var out []transcript.Message
-	err := s.db.View(func(txn *badger.Txn) error {
+	err = s.db.View(func(txn *badger.Txn) error {
 		sess, err := getSession(txn, id)
 		if err != nil {
 			return err
@@ -463,13 +523,18 @@ func (s *Store) Read(id string, includeCompacted bool) (View, []transcript.Messa
 // Apply commits rw atomically: after a crash at any point the session is entirely before or entirely after it.
 // It returns ErrStale when the session changed since rw was planned.
 func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
+	release, err := s.enter()
+	if err != nil {
+		return Session{}, err
+	}
+	defer release()
 	if err := validID(id); err != nil {
 		return Session{}, err
 	}
 	l := s.sessionLock(id)
 	l.Lock()
 	defer l.Unlock()
-	sess, err := s.Session(id)
+	sess, err := s.session(id)
 	if err != nil {
 		return Session{}, err
 	}
@@ -540,13 +605,18 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 // DeleteSession removes session id and all its messages. The session disappears with the first write; the
 // rest is removed afterwards.
 func (s *Store) DeleteSession(id string) error {
+	release, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := validID(id); err != nil {
 		return err
 	}
 	l := s.sessionLock(id)
 	l.Lock()
 	defer l.Unlock()
-	err := s.db.Update(func(txn *badger.Txn) error {
+	err = s.db.Update(func(txn *badger.Txn) error {
 		if _, err := getSession(txn, id); err != nil {
 			return err
 		}

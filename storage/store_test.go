@@ -326,3 +326,42 @@ func TestStore_ApplyInsertAfter(t *testing.T) {
 		t.Fatal("an insert past the end was accepted")
 	}
 }
+
+// TestCloseWhileInUse: readers and writers racing with Close either finish before it or get ErrClosed; none
+// reaches the closed database (which crashes the process).
+func TestCloseWhileInUse(t *testing.T) {
+	s, _ := openTemp(t)
+	sess, err := s.CreateSession(Session{Workspace: "/w"}, transcripttest.Generate(transcripttest.Default(200)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 64)
+	for i := 0; i < 8; i++ {
+		go func() {
+			for {
+				_, err := s.Transcript(sess.ID)
+				if err == nil {
+					_, err = s.Append(sess.ID, transcript.Message{Role: transcript.RoleUser, Text: "more"})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; !errors.Is(err, ErrClosed) {
+			t.Fatalf("an operation after Close: %v; want ErrClosed", err)
+		}
+	}
+	if _, err := s.Sessions(""); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Sessions after Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+}

@@ -289,8 +289,9 @@ func (s *Server) checkpoint(_ context.Context, raw json.RawMessage) (any, error)
 		"partial": ck.Partial, "text": ck.Text, "replacedMessages": replaced, "relevantFilesChangedSince": changed}, nil
 }
 
-func (s *Server) tools(_ context.Context, _ json.RawMessage) (any, error) {
-	ag, err := s.agentFor()
+func (s *Server) tools(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct{}
+	_, ag, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -308,8 +308,14 @@ func TestSettings(t *testing.T) {
 
 func TestInvalidParamsForEveryMethod(t *testing.T) {
 	e := start(t, nil, nil)
-	e.init(t, nil)
-	for _, m := range []string{"alisio/prompt", "alisio/compact", "alisio/recover", "alisio/sessions", "alisio/session", "alisio/newSession", "alisio/checkpoint", "alisio/status"} {
+	res := e.init(t, nil)
+	// Every method the daemon announces, so that a new one cannot skip the check.
+	announced := res["capabilities"].(map[string]any)["experimental"].(map[string]any)["alisio"].(map[string]any)["methods"].([]any)
+	if len(announced) < 9 {
+		t.Fatalf("announced methods: %v", announced)
+	}
+	for _, raw := range announced {
+		m := raw.(string)
 		err := e.client.Call(ctx(t), m, map[string]any{"bogus": true}, nil)
 		if rpcCode(err) != jsonrpc2.InvalidParams {
 			t.Errorf("%s with an unknown field: %v", m, err)
@@ -408,13 +414,43 @@ func TestBadInput(t *testing.T) {
 	if m := read(); errCode(m) != -32600 {
 		t.Fatalf("not JSON-RPC: %v", m)
 	}
-	send("Content-Length: 5000000\r\n\r\n" + strings.Repeat("x", 5_000_000))
-	if m := read(); errCode(m) != -32600 || !strings.Contains(fmt.Sprint(m["error"]), "limit") {
-		t.Fatalf("oversized frame: %v", m)
-	}
 	send("Garbage-Header-Without-Colon\r\n\r\n")
 	if m := read(); errCode(m) != -32700 {
 		t.Fatalf("bad header: %v", m)
+	}
+	// Each broken frame below is followed by a valid request, which must still be answered.
+	ping := func(id int) string {
+		return servertest.Frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"alisio/sessions"}`, id))
+	}
+	answered := func(what string, id int) {
+		t.Helper()
+		if m := read(); m["id"] != float64(id) {
+			t.Fatalf("after %s, the next request was not answered: %v", what, m)
+		}
+	}
+	send("Content-Length: 5000000\r\n\r\n" + strings.Repeat("x", 5_000_000) + ping(10))
+	if m := read(); errCode(m) != -32600 || !strings.Contains(fmt.Sprint(m["error"]), "limit") {
+		t.Fatalf("oversized frame: %v", m)
+	}
+	answered("an oversized frame", 10)
+	send("Content-Length: 1000000000000\r\n\r\n" + ping(11))
+	if m := read(); errCode(m) != -32600 || !strings.Contains(fmt.Sprint(m["error"]), "limit") {
+		t.Fatalf("a declared length of 10^12: %v", m)
+	}
+	answered("a declared length of 10^12", 11)
+	send("Content-Type: application/json\r\n\r\n" + `{"jsonrpc":"2.0","id":99,"method":"alisio/sessions"}` + ping(12))
+	if m := read(); errCode(m) != -32700 || !strings.Contains(fmt.Sprint(m["error"]), "Content-Length") {
+		t.Fatalf("a frame without Content-Length: %v", m)
+	}
+	answered("a frame without Content-Length", 12)
+	send("Content-Length: 400\r\n\r\n" + `{"jsonrpc":"2.0","id":98,"meth` + ping(13))
+	if m := read(); errCode(m) != -32700 || !strings.Contains(fmt.Sprint(m["error"]), "truncated") {
+		t.Fatalf("a truncated body: %v", m)
+	}
+	answered("a truncated body", 13)
+	send(servertest.Frame(`{"jsonrpc":"2.0","id":null,"method":"alisio/sessions"}`))
+	if m := read(); errCode(m) != -32600 || m["id"] != nil {
+		t.Fatalf("id null: %v", m)
 	}
 	send(servertest.Frame(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"processId":1,"capabilities":{}}}`))
 	if m := read(); m["result"] == nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,9 +18,10 @@ import (
 // DefaultMaxFrame is the largest message the daemon accepts (Content-Length), 64 MiB.
 const DefaultMaxFrame = 64 << 20
 
-// stream is a jsonrpc2.Stream with LSP framing that survives bad input: a frame whose body is not JSON-RPC,
-// or one larger than the cap, is answered with an error response (id null) and skipped, instead of failing
-// the connection as jsonrpc2's stream does. Writes are serialized.
+// stream is a jsonrpc2.Stream with LSP framing that survives bad input: a frame whose body is not JSON-RPC, one
+// larger than the cap, one without Content-Length or one whose body was cut short is answered with an error
+// response (id null) and skipped, and reading resumes at the next Content-Length header, instead of failing
+// the connection (jsonrpc2's stream) or swallowing the requests that follow. Writes are serialized.
 type stream struct {
 	in       *bufio.Reader
 	out      io.Writer
@@ -33,14 +35,16 @@ func newStream(rwc io.ReadWriteCloser, maxFrame int64, onBad func(string)) *stre
 	if maxFrame <= 0 {
 		maxFrame = DefaultMaxFrame
 	}
-	return &stream{in: bufio.NewReader(rwc), out: rwc, closer: rwc, maxFrame: maxFrame, onBad: onBad}
+	return &stream{in: bufio.NewReaderSize(rwc, 64<<10), out: rwc, closer: rwc, maxFrame: maxFrame, onBad: onBad}
 }
 
 // errBadFrame marks a frame that was answered with an error and skipped.
 var errBadFrame = errors.New("bad frame")
 
-// Read returns the next valid message, answering and skipping bad ones. It fails only when the input ends or
-// the framing cannot be recovered.
+// maxHeaderLine bounds one header line; a longer one is garbage, and reading resumes at the next header.
+const maxHeaderLine = 8 << 10
+
+// Read returns the next valid message, answering and skipping bad ones. It fails only when the input ends.
 func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -55,52 +59,33 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 }
 
 func (s *stream) readOne() (jsonrpc2.Message, int64, error) {
-	var total, length int64 = 0, -1
-	problem := "missing Content-Length header"
-	for {
-		line, err := s.in.ReadString('\n')
-		total += int64(len(line))
-		if err != nil {
-			return nil, total, fmt.Errorf("reading a header: %w", err)
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			if total <= 2 {
-				continue // a stray blank line between frames
-			}
-			break
-		}
-		name, value, ok := strings.Cut(line, ":")
-		switch {
-		case !ok:
-			problem = fmt.Sprintf("invalid header line %q", clip(line))
-		case strings.EqualFold(strings.TrimSpace(name), "Content-Length"):
-			n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-			if err != nil || n <= 0 {
-				problem = fmt.Sprintf("invalid Content-Length %q", clip(value))
-				continue
-			}
-			length = n
-		}
+	length, total, problem, err := s.readHeader()
+	if err != nil {
+		return nil, total, err
 	}
-	if length < 0 {
+	if problem != "" {
+		// The header block had no usable length: its body, if any, cannot be told from what follows.
 		s.bad(jsonrpc2.ParseError, problem)
-		return nil, total, errBadFrame
+		return nil, total, s.resync()
 	}
 	if length > s.maxFrame {
-		if _, err := io.CopyN(io.Discard, s.in, length); err != nil {
-			return nil, total, fmt.Errorf("skipping an oversized frame: %w", err)
-		}
+		// Refused at once, without reading it: the bytes that follow are skipped up to the next header.
 		s.bad(jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes is over the %d-byte limit", length, s.maxFrame))
-		return nil, total + length, errBadFrame
+		return nil, total, s.resync()
 	}
-	data := make([]byte, length)
-	if _, err := io.ReadFull(s.in, data); err != nil {
-		return nil, total, fmt.Errorf("reading a frame body: %w", err)
+	data, err := s.readBody(int(length))
+	total += int64(len(data))
+	if err != nil {
+		return nil, total, err
 	}
-	total += length
 	msg, err := jsonrpc2.DecodeMessage(data)
 	if err != nil {
+		if i := nextHeader(data); i >= 0 {
+			// A body cut short: the next frame's header arrived inside it. Answer, and read that frame.
+			s.unread(data[i:])
+			s.bad(jsonrpc2.ParseError, fmt.Sprintf("truncated message: %d of the %d bytes its Content-Length declared arrived before the next message", i, length))
+			return nil, total, errBadFrame
+		}
 		code := jsonrpc2.ParseError
 		if json.Valid(data) {
 			code = jsonrpc2.InvalidRequest
@@ -108,7 +93,156 @@ func (s *stream) readOne() (jsonrpc2.Message, int64, error) {
 		s.bad(code, "not a JSON-RPC message: "+clip(err.Error()))
 		return nil, total, errBadFrame
 	}
+	if _, note := msg.(*jsonrpc2.Notification); note && isNullIDCall(data) {
+		s.bad(jsonrpc2.InvalidRequest, `request with "id": null: give the request a number or string id (nothing was run)`)
+		return nil, total, errBadFrame
+	}
 	return msg, total, nil
+}
+
+// readHeader reads one header block. problem is set, and length is -1, when the block has no valid
+// Content-Length. A header line with garbage before "Content-Length:" (the rest of a skipped body) is read
+// from the header on.
+func (s *stream) readHeader() (length, total int64, problem string, err error) {
+	length = -1
+	problem = "missing Content-Length header"
+	lines := 0
+	for {
+		line, err := s.readLine()
+		total += int64(len(line))
+		if err != nil {
+			return -1, total, "", fmt.Errorf("reading a header: %w", err)
+		}
+		if i := headerIndex(line); i > 0 {
+			line = line[i:]
+		}
+		text := strings.TrimSpace(string(line))
+		if text == "" {
+			if lines == 0 {
+				continue // a stray blank line between frames
+			}
+			break
+		}
+		lines++
+		name, value, ok := strings.Cut(text, ":")
+		switch {
+		case !ok || len(line) > maxHeaderLine:
+			problem = fmt.Sprintf("invalid header line %q", clip(text))
+		case strings.EqualFold(strings.TrimSpace(name), "Content-Length"):
+			n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+			if err != nil || n <= 0 {
+				problem = fmt.Sprintf("invalid Content-Length %q", clip(value))
+				length = -1
+				continue
+			}
+			length = n
+		}
+	}
+	if length >= 0 {
+		problem = ""
+	}
+	return length, total, problem, nil
+}
+
+// readLine reads up to a newline, keeping at most maxHeaderLine bytes of a longer line (the rest is dropped,
+// except a Content-Length header near its end).
+func (s *stream) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := s.in.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > 2*maxHeaderLine {
+			line = append(line[:0], line[len(line)-maxHeaderLine:]...)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+// readBody reads length bytes; when a Content-Length header shows up in them the body was cut short, and it
+// stops there without waiting for the rest.
+func (s *stream) readBody(length int) ([]byte, error) {
+	data := make([]byte, 0, min(length, 1<<20))
+	for len(data) < length {
+		want := min(length-len(data), 64<<10)
+		from := len(data)
+		data = append(data, make([]byte, want)...)
+		n, err := s.in.Read(data[from:])
+		data = data[:from+n]
+		if nextHeader(data[max(0, from-len(contentLength)-24):]) >= 0 {
+			return data, nil
+		}
+		if err != nil {
+			return data, fmt.Errorf("reading a frame body: %w", err)
+		}
+	}
+	return data, nil
+}
+
+// resync skips input up to the next Content-Length header.
+func (s *stream) resync() error {
+	var carry []byte
+	for {
+		chunk, err := s.in.ReadSlice('\n')
+		buf := append(carry, chunk...)
+		if i := headerIndex(buf); i >= 0 {
+			s.unread(buf[i:])
+			return errBadFrame
+		}
+		carry = append([]byte(nil), buf[max(0, len(buf)-len(contentLength)):]...)
+		if err != nil && err != bufio.ErrBufferFull {
+			return fmt.Errorf("skipping to the next message: %w", err)
+		}
+	}
+}
+
+// unread puts b back in front of the input.
+func (s *stream) unread(b []byte) {
+	s.in = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), s.in), 64<<10)
+}
+
+const contentLength = "content-length:"
+
+// headerIndex is the position of "Content-Length:" (any case) in b, or -1.
+func headerIndex(b []byte) int {
+	return bytes.Index(bytes.ToLower(b), []byte(contentLength))
+}
+
+// nextHeader finds a complete Content-Length header line ("Content-Length: N" then CR LF) in b, which cannot
+// occur in a valid JSON body: raw line breaks are only allowed between JSON tokens, and that text is not one.
+func nextHeader(b []byte) int {
+	for off := 0; ; {
+		i := headerIndex(b[off:])
+		if i < 0 {
+			return -1
+		}
+		i += off
+		rest := b[i+len(contentLength):]
+		j := 0
+		for j < len(rest) && rest[j] == ' ' {
+			j++
+		}
+		k := j
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		if k > j && k+1 < len(rest) && rest[k] == '\r' && rest[k+1] == '\n' {
+			return i
+		}
+		off = i + 1
+	}
+}
+
+// isNullIDCall reports a request (it has a method) whose id is explicitly null: jsonrpc2 would take it for a
+// notification and never answer it.
+func isNullIDCall(data []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) != nil {
+		return false
+	}
+	id, hasID := probe["id"]
+	return hasID && string(id) == "null" && len(probe["method"]) > 0
 }
 
 // bad answers a frame that cannot be handled with an error response whose id is null.

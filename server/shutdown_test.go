@@ -35,7 +35,9 @@ func TestShutdownDuringCompact(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A compaction still running, and status reads, racing with the exit.
-		go func() { _ = c.Call(ctx(t), "alisio/compact", map[string]any{"session": sess.ID, "focus": "the parser"}, nil) }()
+		go func() {
+			_ = c.Call(ctx(t), "alisio/compact", map[string]any{"session": sess.ID, "focus": "the parser"}, nil)
+		}()
 		go func() { _ = c.Call(ctx(t), "alisio/status", map[string]any{"session": sess.ID}, nil) }()
 		time.Sleep(time.Duration(round) * time.Millisecond)
 		if err := c.Call(ctx(t), "shutdown", nil, nil); err != nil {

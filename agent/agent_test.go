@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -534,5 +535,73 @@ func TestAgent_TokenCapSurvivesARestart(t *testing.T) {
 	}
 	if v, _ := h.store.Transcript(id); len(v.Messages) != 2 {
 		t.Fatalf("a refused prompt was stored: %d messages", len(v.Messages))
+	}
+}
+
+// TestAgent_SmallWindowModel: a model with a 16k window and the default summarizer budget (16000 tokens, as
+// large as the window) still compacts, with the summarizer's output budget and chunks fitted to the window,
+// and no request, agent or summarizer, is larger than the window minus its output budget.
+func TestAgent_SmallWindowModel(t *testing.T) {
+	const window = 16_384
+	var replies []providertest.Reply
+	for i := 0; i < 30; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+			call(fmt.Sprintf("call_%02d", i), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\0' s"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "All done."})
+	h := newHarness(t, config.Default(), providertest.Script{
+		Models:  []map[string]any{{"id": "alisio-test", "context_length": window}},
+		Replies: replies})
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "run the command thirty times. Keep the output.")
+	if err != nil || res.Reply != "All done." {
+		t.Fatalf("%v %+v", err, res)
+	}
+	for _, e := range h.events {
+		if e.Kind == agent.EventCompaction && e.Compaction.Type == compaction.EventFailed {
+			t.Fatalf("a compaction failed on a small-window model: %s", e.Compaction.Message)
+		}
+	}
+	v, _ := h.store.Transcript(id)
+	if !v.Messages[0].Summary {
+		t.Fatal("no compaction in a session that outgrew a 16k window")
+	}
+	h.checkAll(t, id)
+	cfg := h.agent.Settings()
+	if err := h.server.CheckBudget((window-cfg.Limits.MaxOutputTokens)*4 - h.agent.Tools.CatalogChars()); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.server.CheckSummaryWindow(window); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAgent_RequestOverTheWindowIsNeverSent: with automatic compaction off and a 16k window, a session whose
+// kept turn outgrows the window is reduced to fit it; when even that cannot fit, the turn fails with the F1
+// error naming the window, and nothing over the window was sent.
+func TestAgent_RequestOverTheWindowIsNeverSent(t *testing.T) {
+	const window = 16_384
+	cfg := config.Default()
+	cfg.Compaction.Auto = false
+	var replies []providertest.Reply
+	for i := 0; i < 40; i++ {
+		replies = append(replies, providertest.Reply{Text: strings.Repeat("t", 1500), ToolCalls: []providertest.ToolCall{
+			call(fmt.Sprintf("call_%02d", i), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\0' s"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "All done."})
+	h := newHarness(t, cfg, providertest.Script{
+		Models:  []map[string]any{{"id": "alisio-test", "context_length": window}},
+		Replies: replies})
+	id := h.session(t)
+	_, err := h.agent.Prompt(context.Background(), id, "go")
+	var be *compaction.BudgetError
+	if !errors.As(err, &be) || be.Window != window || !strings.Contains(err.Error(), "16384-token context window") {
+		t.Fatalf("want the F1 error naming the window, got %v", err)
+	}
+	if err := h.server.CheckBudget((window-cfg.Limits.MaxOutputTokens)*4 - h.agent.Tools.CatalogChars()); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.server.Requests()) < 3 {
+		t.Fatal("the session should have run several calls before it outgrew the window")
 	}
 }

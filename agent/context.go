@@ -116,7 +116,10 @@ func (m *ContextManager) options(reason compaction.Reason, focus string) compact
 		o.DeletedFiles = m.Files.Deleted()
 	}
 	if _, offline := m.Summarizer.(compaction.Offline); !offline {
+		// Fit the summarizer to the model: at most a quarter of its window for the checkpoint, so that a
+		// small-window model still has room for a chunk of history and the running checkpoint.
 		win, _ := m.budget().EffectiveWindow()
+		o.MaxOutputTokens = min(o.MaxOutputTokens, max(win/4, 256))
 		o.InputChars = (win - o.MaxOutputTokens) * 4 * 9 / 10
 	}
 	return o
@@ -174,7 +177,7 @@ func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status 
 	cfg := m.Settings()
 	d := compaction.Decide(sizes, m.budget())
 	st := Status{Session: sess.ID, Messages: sum.viewLen, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
-		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: cfg.Limits.MaxContextChars,
+		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: d.HardLimit,
 		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
 		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,
 		OverHardLimit: d.OverHardLimit, LastCheckpointPartial: sum.lastPartial, UncertainCalls: sum.uncertain}

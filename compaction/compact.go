@@ -217,7 +217,8 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 			// The user's constraints survive every compaction, whatever the summarizer kept.
 			cp.Instructions = union(prev.Instructions, cp.Instructions)
 		}
-		prev = &cp
+		running := cp // a copy: cp is overwritten by the next chunk's reply, which must be merged with this one
+		prev = &running
 	}
 	return cp, stats, nil
 }

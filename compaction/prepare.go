@@ -30,13 +30,22 @@ type BudgetError struct {
 	// Compaction says what compaction did: "ran but could not reduce it enough", "was skipped because there
 	// is no safe boundary to summarize", "failed (<error>)" or "is disabled".
 	Compaction string
+	// Window, when the limit comes from the model's window (Budget.HardLimit), is that window in tokens, with
+	// the reply reserve (tokens) and the tool catalog (chars) it leaves room for.
+	Window, Reserve, ToolsChars int
 }
 
-// Error is the F1 message, exactly as SPEC F1 words it.
+// Error is the F1 message, exactly as SPEC F1 words it, saying where the limit comes from when it is the
+// model's window.
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit %d). Automatic compaction %s. "+
+	window := ""
+	if e.Window > 0 {
+		window = fmt.Sprintf("The limit is what fits the model's %d-token context window after the %d-token reply reserve (limits.maxOutputTokens) and the %d-char tool catalog. ",
+			e.Window, e.Reserve, e.ToolsChars)
+	}
+	return fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit %d). Automatic compaction %s. %s"+
 		"To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers.",
-		e.Chars, e.Limit, e.Compaction)
+		e.Chars, e.Limit, e.Compaction, window)
 }
 
 // The F1 variants.
@@ -62,7 +71,8 @@ type Prepared struct {
 // Prepare runs everything SPEC §3–4 asks before a model call: the triggers (A1–A5), an automatic compaction,
 // the hard limit with in-place reduction (H1, R1–R6), the last-resort budget compaction (L1), and the F1 error.
 // On F1 it returns the BudgetError together with a Prepared whose Rewrite (the reduction) must still be
-// persisted. opts carries the summarizer settings (InputChars, Focus is ignored).
+// persisted. opts carries the summarizer settings (InputChars, MaxOutputTokens fitted to the model, else
+// compaction.maxOutputTokens; Focus is ignored).
 func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Options, s Summarizer, g *Guard, emit Emitter) (Prepared, error) {
 	sizes := Sizes{Instructions: in.InstructionsChars, Transcript: in.transcriptChars(), Tools: in.ToolsChars}
 	p := Prepared{Decision: Decide(sizes, b), View: in.View}
@@ -71,7 +81,10 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 	}
 	p.Rewrite = transcript.Rewrite{BaseEpoch: in.BaseEpoch, BaseLen: len(in.View), Replace: map[int]transcript.Message{}}
 	chars := sizes.Transcript // kept in step with p.View below
-	opts.KeepTurns, opts.MaxOutputTokens, opts.Focus = cfg.Compaction.KeepTurns, cfg.Compaction.MaxOutputTokens, ""
+	opts.KeepTurns, opts.Focus = cfg.Compaction.KeepTurns, ""
+	if opts.MaxOutputTokens <= 0 {
+		opts.MaxOutputTokens = cfg.Compaction.MaxOutputTokens
+	}
 
 	compactionNote := CompactionDisabled
 	compact := func(reason Reason, rule Rule) {
@@ -107,9 +120,10 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 		}
 	}
 
-	target := ReductionTarget(b.MaxContextChars, in.InstructionsChars)
+	limit := p.Decision.HardLimit
+	target := ReductionTarget(limit, in.InstructionsChars)
 	reduce := func() bool {
-		if in.InstructionsChars+chars <= b.MaxContextChars {
+		if in.InstructionsChars+chars <= limit {
 			return true
 		}
 		red := Reduce(p.View, target)
@@ -119,7 +133,7 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 				AfterChars: in.InstructionsChars + red.Chars})
 		}
 		chars = red.Chars
-		return in.InstructionsChars+chars <= b.MaxContextChars
+		return in.InstructionsChars+chars <= limit
 	}
 	if reduce() {
 		return p, nil
@@ -131,7 +145,11 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 			return p, nil
 		}
 	}
-	return p, &BudgetError{Chars: in.InstructionsChars + chars, Limit: b.MaxContextChars, Compaction: compactionNote}
+	be := &BudgetError{Chars: in.InstructionsChars + chars, Limit: limit, Compaction: compactionNote}
+	if p.Decision.HardLimitByWindow {
+		be.Window, be.Reserve, be.ToolsChars = b.Window, b.MaxOutputTokens, in.ToolsChars
+	}
+	return p, be
 }
 
 // apply records rw (planned against p.View) into the composed rewrite and the current view.

@@ -47,6 +47,21 @@ func (b Budget) EffectiveWindow() (int, string) {
 	return b.MaxContextChars / 4, "maxContextChars"
 }
 
+// HardLimit is the most instructions + transcript may hold (H1): maxContextChars, lowered when the model's
+// window is known to what fits in it (about 4 chars a token) after the reply reserve (limits.maxOutputTokens)
+// and the tool catalog, so that no request is ever sent that the model cannot take. byWindow reports the
+// lowering.
+func (b Budget) HardLimit(toolsChars int) (limit int, byWindow bool) {
+	if b.Window <= 0 || b.Window > MaxTrustedWindow {
+		return b.MaxContextChars, false
+	}
+	fits := (b.Window-b.MaxOutputTokens)*4 - toolsChars
+	if fits < b.MaxContextChars {
+		return max(fits, 0), true
+	}
+	return b.MaxContextChars, false
+}
+
 // Sizes are the character counts of a request's three parts.
 type Sizes struct {
 	Instructions int
@@ -71,7 +86,10 @@ type Decision struct {
 	// WindowFraction and CharsFraction are how far each rule is toward its threshold (1.0 = fires).
 	WindowFraction float64
 	CharsFraction  float64
-	// OverHardLimit reports that instructions + transcript exceed maxContextChars (H1).
+	// HardLimit is Budget.HardLimit for this request, and HardLimitByWindow its second result.
+	HardLimit         int
+	HardLimitByWindow bool
+	// OverHardLimit reports that instructions + transcript exceed HardLimit (H1).
 	OverHardLimit bool
 }
 
@@ -83,7 +101,8 @@ func Decide(s Sizes, b Budget) Decision {
 	charsLimit := b.Threshold * float64(b.MaxContextChars)
 	d.WindowFraction = ratio(float64(d.RequestTokens), windowLimit)
 	d.CharsFraction = ratio(float64(s.Reducible()), charsLimit)
-	d.OverHardLimit = s.Reducible() > b.MaxContextChars
+	d.HardLimit, d.HardLimitByWindow = b.HardLimit(s.Tools)
+	d.OverHardLimit = s.Reducible() > d.HardLimit
 	switch {
 	case d.WindowFraction >= 1:
 		d.Compact, d.Rule = true, RuleWindow

@@ -21,7 +21,7 @@ func TestDecide(t *testing.T) {
 	}{
 		{"small session, nothing fires", compaction.Sizes{Instructions: 1000, Transcript: 10_000}, withWindow(128_000, "config"), compaction.RuleNone, 128_000, "config", false},
 		{"A1 window rule counts the tool catalog", compaction.Sizes{Instructions: 4000, Transcript: 200_000, Tools: 240_000}, withWindow(128_000, "models"), compaction.RuleWindow, 128_000, "models", false},
-		{"A1 reserve: request plus reply budget over the window", compaction.Sizes{Transcript: 4 * 27_000}, compaction.Budget{Threshold: 0.85, MaxContextChars: 800_000, MaxOutputTokens: 8192, Window: 32_768, WindowSource: "profile"}, compaction.RuleReserve, 32_768, "profile", false},
+		{"A1 reserve: request plus reply budget over the window", compaction.Sizes{Transcript: 4 * 27_000}, compaction.Budget{Threshold: 0.85, MaxContextChars: 800_000, MaxOutputTokens: 8192, Window: 32_768, WindowSource: "profile"}, compaction.RuleReserve, 32_768, "profile", true},
 		{"A2 unknown window uses maxContextChars/4", compaction.Sizes{Transcript: 690_000}, base, compaction.RuleWindow, 200_000, "maxContextChars", false},
 		{"A2 absurd window ignored", compaction.Sizes{Transcript: 690_000}, withWindow(10_000_000, "models"), compaction.RuleWindow, 200_000, "maxContextChars (declared window over 2,000,000 tokens ignored)", false},
 		{"A3 chars rule fires under a 1M window", compaction.Sizes{Instructions: 10_000, Transcript: 670_000}, withWindow(1_000_000, "config"), compaction.RuleChars, 1_000_000, "config", false},
@@ -38,6 +38,30 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("request tokens %d", d.RequestTokens)
 			}
 		})
+	}
+}
+
+// TestHardLimitFromTheWindow: with a known window, the hard limit is what fits in it after the reply reserve
+// and the tool catalog, so that a small-window model never gets a request it cannot take; an unknown or
+// absurd window leaves maxContextChars.
+func TestHardLimitFromTheWindow(t *testing.T) {
+	b := compaction.Budget{Threshold: 0.85, MaxContextChars: 800_000, MaxOutputTokens: 4096}
+	for _, tc := range []struct {
+		window, tools, limit int
+		byWindow             bool
+	}{
+		{0, 5_000, 800_000, false},
+		{10_000_000, 5_000, 800_000, false},
+		{1_000_000, 5_000, 800_000, false},
+		{32_768, 5_000, (32_768-4096)*4 - 5_000, true},
+		{16_384, 0, (16_384 - 4096) * 4, true},
+		{4_000, 0, 0, true},
+	} {
+		b.Window = tc.window
+		limit, byWindow := b.HardLimit(tc.tools)
+		if limit != tc.limit || byWindow != tc.byWindow {
+			t.Errorf("window %d, tools %d: limit %d (by window %v); want %d (%v)", tc.window, tc.tools, limit, byWindow, tc.limit, tc.byWindow)
+		}
 	}
 }
 

@@ -39,3 +39,28 @@ func (s *Server) CheckBudget(limit int) error {
 	}
 	return nil
 }
+
+// CheckSummaryWindow reports the first summarizer request whose prompt (about 4 chars a token) plus its
+// output budget does not fit window tokens: a model refuses such a request, or cuts the checkpoint.
+func (s *Server) CheckSummaryWindow(window int) error {
+	for i, req := range s.Requests() {
+		if _, summary := req["response_format"]; !summary {
+			continue
+		}
+		chars := 0
+		msgs, _ := req["messages"].([]any)
+		for _, m := range msgs {
+			mm, _ := m.(map[string]any)
+			text, _ := mm["content"].(string)
+			chars += utf8.RuneCountInString(text)
+		}
+		out, _ := req["max_completion_tokens"].(float64)
+		if out == 0 {
+			out, _ = req["max_tokens"].(float64)
+		}
+		if need := transcript.EstimateTokens(chars) + int(out); need > window {
+			return fmt.Errorf("summarizer request %d needs about %d tokens (%d chars of prompt, %d of output) in a %d-token window", i, need, chars, int(out), window)
+		}
+	}
+	return nil
+}

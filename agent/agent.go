@@ -127,6 +127,8 @@ type TurnResult struct {
 	ModelCalls int
 	// Cut reports that limits.maxOutputTokens cut the final reply.
 	Cut bool
+	// Resumed reports that the prompt continued its own unfinished turn instead of being stored again.
+	Resumed bool
 }
 
 // UncertainCallsError lists uncertain calls and says how to recover.
@@ -141,7 +143,7 @@ func (e *UncertainCallsError) Error() string {
 	for _, c := range e.Calls {
 		ids = append(ids, fmt.Sprintf("%s (%s)", c.ID, c.Name))
 	}
-	return fmt.Sprintf("%v: %s. alisio-lsp stopped while they ran, so they may or may not have taken effect; they are never retried automatically. "+
+	return fmt.Sprintf("%v: %s. They have no recorded result (alisio-lsp stopped while they ran, or the session was imported without their results), so they may or may not have taken effect; they are never retried automatically. "+
 		"Record that their outcome is unknown with `alisio-lsp sessions recover %s --acknowledge` (or Alisio: Recover in the editor), then continue.",
 		ErrUncertain, strings.Join(ids, ", "), e.Session)
 }
@@ -177,7 +179,11 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			return res, tokenCapError(used, limit) // refused before the prompt is stored
 		}
 	}
-	if err := a.appendTo(st, &view, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
+	if unfinishedTurn(view.Messages, text) {
+		// The same prompt again after its turn stopped (a failed model call): the turn resumes where it
+		// stopped, the prompt is not stored twice.
+		res.Resumed = true
+	} else if err := a.appendTo(st, &view, transcript.Message{Role: transcript.RoleUser, Text: text}); err != nil {
 		return res, fmt.Errorf("saving the prompt: %w", err)
 	}
 	st.guard.NewTurn()
@@ -204,14 +210,14 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		st.mu.Lock()
 		st.lastChars = p.chars
 		st.mu.Unlock()
-		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.Instructions, Messages: view.Messages, Tools: a.Tools.Specs(),
+		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.SystemPrompt(view.Session), Messages: view.Messages, Tools: a.Tools.Specs(),
 			MaxOutputTokens: cfg.Limits.MaxOutputTokens}, func(d provider.Delta) { a.emit(Event{Session: id, Kind: EventDelta, Delta: d}) })
 		res.ModelCalls++
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("turn cancelled: %w", ctx.Err())
 			}
-			return res, fmt.Errorf("model call failed (the session is unchanged and you can retry): %w", err)
+			return res, fmt.Errorf("model call failed: %w (your prompt and everything the turn did so far are saved; send the same prompt again to resume the turn: it is not stored twice)", err)
 		}
 		st.mu.Lock()
 		st.tokensUsed += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
@@ -366,8 +372,19 @@ func (a *Agent) Recover(id string, acknowledge bool) ([]transcript.ToolCall, err
 	return Recover(a.Store, id, acknowledge)
 }
 
+// unfinishedTurn reports whether the last turn of msgs was started by text and stopped before the model's
+// final answer (its last message is that prompt or a tool result).
+func unfinishedTurn(msgs []transcript.Message, text string) bool {
+	starts := transcript.TurnStarts(msgs)
+	if len(starts) == 0 || msgs[starts[len(starts)-1]].Text != text {
+		return false
+	}
+	last := msgs[len(msgs)-1]
+	return last.StartsTurn() || last.Role == transcript.RoleTool
+}
+
 // RecoveryNote is the result recorded for an uncertain call (U2).
-const RecoveryNote = "The outcome of this tool call is unknown: alisio-lsp stopped while it was running, so it may or may not have taken effect. Nothing was undone or retried. Verify the current state before relying on it or running it again."
+const RecoveryNote = "The outcome of this tool call is unknown: no result was recorded for it (the agent stopped while it was running, or the session was imported without it), so it may or may not have taken effect. Nothing was undone or retried. Verify the current state before relying on it or running it again."
 
 // Recover lists the uncertain calls of session id and, with acknowledge, records RecoveryNote as their results
 // (U2), each placed right after its call's other results so that the transcript stays valid for every

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
@@ -225,10 +226,19 @@ func TestAgent_ProviderFailuresLeaveTheSessionConsistent(t *testing.T) {
 			if len(v.Messages) != 1 || len(transcript.UnansweredCalls(v.Messages)) != 0 {
 				t.Fatalf("after a failed call the session holds %d messages", len(v.Messages))
 			}
-			res, err := h.agent.Prompt(context.Background(), id, "try again")
-			if err != nil || res.Reply != "recovered" {
+			if !strings.Contains(err.Error(), "send the same prompt again to resume") {
+				t.Fatalf("the error does not say how to retry: %v", err)
+			}
+			// The same prompt again resumes the turn: the prompt is not stored twice.
+			res, err := h.agent.Prompt(context.Background(), id, "hello")
+			if err != nil || res.Reply != "recovered" || !res.Resumed {
 				t.Fatalf("retry: %v %+v", err, res)
 			}
+			v, _ = h.store.Transcript(id)
+			if n := len(transcript.TurnStarts(v.Messages)); n != 1 {
+				t.Fatalf("after the retry the session holds %d prompts; want 1", n)
+			}
+			h.checkAll(t, id)
 		})
 	}
 }
@@ -604,4 +614,32 @@ func TestAgent_RequestOverTheWindowIsNeverSent(t *testing.T) {
 	if len(h.server.Requests()) < 3 {
 		t.Fatal("the session should have run several calls before it outgrew the window")
 	}
+}
+
+// TestAgent_ImportedInstructionsAreSent: an imported session's system prompt is sent with every request,
+// after the agent's own, and the meter counts exactly what is sent.
+func TestAgent_ImportedInstructionsAreSent(t *testing.T) {
+	imported := "You are the imported agent. " + strings.Repeat("Follow the house style. ", 400)
+	h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{{Text: "ok"}}})
+	sess, err := h.store.CreateSession(storage.Session{Workspace: h.ws, Instructions: []string{imported}},
+		[]transcript.Message{{Role: transcript.RoleUser, Text: "earlier"}, {Role: transcript.RoleAssistant, Text: "noted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.agent.Status(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.agent.Prompt(context.Background(), sess.ID, "continue"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := h.server.Requests()[0]["messages"].([]any)
+	system, _ := msgs[0].(map[string]any)["content"].(string)
+	if !strings.Contains(system, imported) || !strings.HasPrefix(system, agent.DefaultInstructions) {
+		t.Fatalf("the imported system prompt was not sent (%d chars sent)", len(system))
+	}
+	if st.InstructionsChars != utf8.RuneCountInString(system) {
+		t.Fatalf("the meter counts %d chars of instructions; %d were sent", st.InstructionsChars, utf8.RuneCountInString(system))
+	}
+	h.checkAll(t, sess.ID)
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -91,12 +92,24 @@ type Status struct {
 	UncertainCalls        []string `json:"uncertainCalls"`
 }
 
-func (m *ContextManager) input(v storage.View) compaction.Input {
-	instr := utf8.RuneCountInString(m.Instructions)
-	for _, s := range v.Session.Instructions {
-		instr += utf8.RuneCountInString(s)
+// SystemPrompt is what a request of session sess sends as instructions: the agent's own, then the session's
+// (an imported system prompt). The meter counts exactly this text.
+func (m *ContextManager) SystemPrompt(sess storage.Session) string {
+	parts := make([]string, 0, 1+len(sess.Instructions))
+	if m.Instructions != "" {
+		parts = append(parts, m.Instructions)
 	}
-	return compaction.Input{View: v.Messages, BaseEpoch: v.Session.Head.Epoch, InstructionsChars: instr, ToolsChars: m.ToolsChars}
+	for _, s := range sess.Instructions {
+		if strings.TrimSpace(s) != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (m *ContextManager) input(v storage.View) compaction.Input {
+	return compaction.Input{View: v.Messages, BaseEpoch: v.Session.Head.Epoch,
+		InstructionsChars: utf8.RuneCountInString(m.SystemPrompt(v.Session)), ToolsChars: m.ToolsChars}
 }
 
 func (m *ContextManager) budget() compaction.Budget {

@@ -29,7 +29,8 @@ type app struct {
 	cfg            config.Config
 }
 
-func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+// newRootCommand builds the command tree; the app it returns reports the error Execute returns (fail).
+func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *app) {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: zap.NewNop()}
 	root := &cobra.Command{
 		Use:   "alisio-lsp",
@@ -52,7 +53,16 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&a.logFile, "log-file", "", "write logs to this file (default stderr; logs never go to stdout)")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.AddCommand(a.serveCommand(), a.versionCommand(), a.sessionsCommand(), a.compactCommand(), a.contextCommand(), a.promptCommand())
-	return root
+	return root, a
+}
+
+// fail reports a command's error: with --json as a JSON line on stdout ({"v":1,"type":"error","error":…}),
+// where a program reading the output looks, else as text on stderr.
+func (a *app) fail(err error) {
+	if a.jsonOut && a.emit("error", map[string]any{"error": err.Error()}) == nil {
+		return
+	}
+	fmt.Fprintf(a.stderr, "alisio-lsp: %v\n", err)
 }
 
 // setup reads the configuration and starts logging.

@@ -431,3 +431,20 @@ func TestCLI_SecretsNeverReachLogs(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCLI_JSONErrors: with --json a failure is a JSON line too, so that a program reading the output can
+// tell it from a result; the exit code is 1.
+func TestCLI_JSONErrors(t *testing.T) {
+	out, errOut, code := cli(t, t.TempDir(), "", "--json", "sessions", "show", "no-such-session")
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &line); err != nil || line["v"] != float64(1) || line["type"] != "error" ||
+		!strings.Contains(fmt.Sprint(line["error"]), "no-such-session") {
+		t.Fatalf("stdout %q (stderr %q): want one JSON error line", out, errOut)
+	}
+	if _, errOut, _ := cli(t, t.TempDir(), "", "sessions", "show", "no-such-session"); !strings.HasPrefix(errOut, "alisio-lsp: ") {
+		t.Fatalf("without --json the error is text on stderr: %q", errOut)
+	}
+}

@@ -3,13 +3,13 @@
 package main
 
 import (
-	"fmt"
 	"os"
 )
 
 func main() {
-	if err := newRootCommand(os.Stdin, os.Stdout, os.Stderr).Execute(); err != nil {
-		fmt.Fprintf(os.Stderr, "alisio-lsp: %v\n", err)
+	root, a := newRootCommand(os.Stdin, os.Stdout, os.Stderr)
+	if err := root.Execute(); err != nil {
+		a.fail(err)
 		os.Exit(1)
 	}
 }

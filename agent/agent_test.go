@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"

@@ -155,16 +155,18 @@ func validateField(name string, raw json.RawMessage) error {
 // merge fills the fields of cp listed in fields from other (the follow-up reply) and returns which it filled.
 // It patches cp through the fields' JSON, so it follows the schema without naming each field.
 func (cp *Checkpoint) merge(other Checkpoint, fields []string) []string {
-	var theirs map[string]json.RawMessage
-	raw, _ := json.Marshal(other)
+	var mine, theirs map[string]any
+	raw, _ := json.Marshal(cp)
+	_ = json.Unmarshal(raw, &mine)
+	raw, _ = json.Marshal(other)
 	_ = json.Unmarshal(raw, &theirs)
-	patch := map[string]json.RawMessage{}
+	patch := map[string]any{}
 	var got []string
 	for _, f := range fields {
 		if contains(other.Missing, f) {
 			continue
 		}
-		patch[f] = theirs[f]
+		patch[f] = combine(mine[f], theirs[f])
 		got = append(got, f)
 	}
 	raw, _ = json.Marshal(patch)
@@ -178,6 +180,39 @@ func (cp *Checkpoint) merge(other Checkpoint, fields []string) []string {
 	cp.Missing = still
 	cp.Partial = len(still) > 0
 	return got
+}
+
+// combine merges a field salvaged from a cut reply (salvaged) with the follow-up's value for it (more),
+// never dropping what was salvaged: arrays keep the salvaged elements and add the new ones; a string keeps the
+// longer of two where one contains the other, else both.
+func combine(salvaged, more any) any {
+	switch old := salvaged.(type) {
+	case []any:
+		added, _ := more.([]any)
+		out := append([]any(nil), old...)
+		seen := map[string]bool{}
+		for _, e := range old {
+			b, _ := json.Marshal(e)
+			seen[string(b)] = true
+		}
+		for _, e := range added {
+			if b, _ := json.Marshal(e); !seen[string(b)] {
+				seen[string(b)] = true
+				out = append(out, e)
+			}
+		}
+		return out
+	case string:
+		next, _ := more.(string)
+		switch {
+		case strings.TrimSpace(old) == "" || strings.Contains(next, old):
+			return next
+		case next == "" || strings.Contains(old, next):
+			return old
+		}
+		return old + "\n" + next
+	}
+	return more
 }
 
 func contains(list []string, s string) bool {

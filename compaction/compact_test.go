@@ -272,3 +272,25 @@ func TestCompact_RelevantFilesMergedFromTheTracker(t *testing.T) {
 		t.Fatalf("relevant files %v", got)
 	}
 }
+
+// TestCompact_FollowUpKeepsSalvagedContent: the reply is cut inside "accomplished" and inside no other field;
+// the follow-up call for the missing fields must add to what was salvaged, never replace it (seed: a partial
+// checkpoint keeps everything the model produced before the cut).
+func TestCompact_FollowUpKeepsSalvagedContent(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(40))
+	cut := `{"goal":"fix the parser","instructions":["never push"],"discoveries":["the lexer drops brackets"],` +
+		`"accomplished":["rewrote lexer.go","added parser_test.go","started on the err`
+	s := &scripted{replies: []compaction.SummaryReply{{Text: cut, Truncated: true},
+		{Text: `{"accomplished":["added parser_test.go","ran go test"],"currentState":"tests pass","nextSteps":["open a PR"],"relevantFiles":[]}`}}}
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 1000}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(res.Checkpoint.Accomplished, "|")
+	if got != "rewrote lexer.go|added parser_test.go|started on the err|ran go test" {
+		t.Fatalf("accomplished %q: the salvaged items must stay, the follow-up's new ones added", got)
+	}
+	if res.Checkpoint.Goal != "fix the parser" || res.Checkpoint.CurrentState != "tests pass" || len(res.Checkpoint.Missing) != 0 {
+		t.Fatalf("checkpoint %+v", res.Checkpoint)
+	}
+}

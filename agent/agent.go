@@ -281,7 +281,7 @@ func (a *Agent) loadTokens(id string, st *sessionState) error {
 
 // SessionTitle names a new session after its first prompt.
 func SessionTitle(text string) string {
-	t := strings.Join(strings.Fields(text), " ")
+	t := storage.CleanTitle(text)
 	if r := []rune(t); len(r) > 60 {
 		t = string(r[:59]) + "…"
 	}

@@ -7,8 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
+	"reflect"
 	"strings"
+	"unicode"
 )
 
 // Config is the whole configuration.
@@ -101,22 +105,60 @@ func (e *FieldError) Error() string {
 }
 
 // Overlay decodes the JSON object raw over base: fields present in raw replace base's, others stay. Unknown
-// fields are refused. The result is validated; on error base is returned unchanged with the error.
+// fields, anything after the object and a value that is not an object are refused. Empty input or null
+// changes nothing (an editor with no alisio settings). The result is validated; on error base is returned
+// unchanged with the error.
 func Overlay(base Config, raw []byte, source string) (Config, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return base, nil
 	}
 	next := base.clone()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&next); err != nil {
-		return base, fmt.Errorf("%s: %w", source, explainDecode(err))
+	// Profiles are decoded one by one so that every error names its profile.
+	var shape struct {
+		*Config
+		Profiles map[string]json.RawMessage `json:"profiles"`
+	}
+	shape.Config = &next
+	if err := decodeStrict(raw, &shape, ""); err != nil {
+		return base, fmt.Errorf("%s: %w", source, err)
+	}
+	for name, praw := range shape.Profiles {
+		if next.Profiles == nil {
+			next.Profiles = map[string]Profile{}
+		}
+		prof := next.Profiles[name]
+		if err := decodeStrict(praw, &prof, "profiles."+name+"."); err != nil {
+			return base, fmt.Errorf("%s: %w", source, err)
+		}
+		next.Profiles[name] = prof
 	}
 	if err := next.Validate(); err != nil {
 		return base, fmt.Errorf("%s: %w", source, err)
 	}
 	return next, nil
+}
+
+// decodeStrict decodes the one JSON object of raw into v, refusing unknown fields and trailing data; errors
+// name the field with prefix before it.
+func decodeStrict(raw []byte, v any, prefix string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		where := "the settings"
+		if prefix != "" {
+			where = strings.TrimSuffix(prefix, ".")
+		}
+		return fmt.Errorf("%s must be a JSON object ({...}), not %s", where, clip(string(raw)))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return explainDecode(err, prefix)
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("unexpected %s after the JSON object: remove it (one JSON object is expected)", clip(fmt.Sprint(tok)))
+	}
+	return nil
 }
 
 func (c Config) clone() Config {
@@ -130,18 +172,59 @@ func (c Config) clone() Config {
 	return c
 }
 
-func explainDecode(err error) error {
+func explainDecode(err error, prefix string) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return &FieldError{Field: te.Field, Value: te.Value, Want: "a " + te.Type.String()}
+		// The path names embedded Go structs (Config, Provider) too: keep only the JSON names (lower case).
+		var parts []string
+		for _, part := range strings.Split(te.Field, ".") {
+			if part != "" && !unicode.IsUpper([]rune(part)[0]) {
+				parts = append(parts, part)
+			}
+		}
+		field := prefix + strings.Join(parts, ".")
+		return &FieldError{Field: field, Value: te.Value, Want: kindName(te.Type)}
 	}
 	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("unknown setting %s (see the configuration reference in the README)", msg)
+		where := ""
+		if prefix != "" {
+			where = " in " + strings.TrimSuffix(prefix, ".")
+		}
+		return fmt.Errorf("unknown setting %s%s (see the configuration reference in the README)", msg, where)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, err)
 	}
 	return err
 }
 
-// Load reads the config file at path (if path is not empty) over the defaults.
+// kindName says in JSON words what a Go type accepts.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "a JSON object"
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// Load reads the config file at path (if path is not empty) over the defaults. An empty file or null is
+// refused: a file that was named must say something.
 func Load(path string) (Config, error) {
 	c := Default()
 	if path == "" {
@@ -150,6 +233,9 @@ func Load(path string) (Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return c, fmt.Errorf("reading config file: %w", err)
+	}
+	if t := string(bytes.TrimSpace(raw)); t == "" || t == "null" {
+		return c, fmt.Errorf("%s: the config file is empty or null: write a JSON object, for example {\"provider\": {\"kind\": \"openai\", \"model\": \"...\"}}, or {} for the defaults", path)
 	}
 	return Overlay(c, raw, path)
 }
@@ -172,10 +258,12 @@ func (c *Config) Validate() error {
 	check(c.PluginHooks.TimeoutMs >= 1 && c.PluginHooks.TimeoutMs <= 600_000, "pluginHooks.timeoutMs", c.PluginHooks.TimeoutMs, "1–600000")
 	check(c.Provider.ContextWindow >= 0, "provider.contextWindow", c.Provider.ContextWindow, "0 (discover) or more")
 	check(validKind(c.Provider.Kind), "provider.kind", quote(c.Provider.Kind), `"openai" or "anthropic"`)
+	check(validBaseURL(c.Provider.BaseURL), "provider.baseURL", quote(c.Provider.BaseURL), "an http:// or https:// URL, such as http://localhost:8080/v1")
 	check(validThinking(c.Provider.ThinkingBudget), "provider.thinkingBudget", c.Provider.ThinkingBudget, "0 (off) or 1024–1000000")
 	for name, p := range c.Profiles {
 		check(validKind(p.Kind), "profiles."+name+".kind", quote(p.Kind), `"openai" or "anthropic"`)
 		check(validThinking(p.ThinkingBudget), "profiles."+name+".thinkingBudget", p.ThinkingBudget, "0 (off) or 1024–1000000")
+		check(validBaseURL(p.BaseURL), "profiles."+name+".baseURL", quote(p.BaseURL), "an http:// or https:// URL, such as http://localhost:8080/v1")
 		check(p.Values.ContextWindow >= 0, "profiles."+name+".values.contextWindow", p.Values.ContextWindow, "0 or more")
 	}
 	if c.Profile != "" {
@@ -186,6 +274,14 @@ func (c *Config) Validate() error {
 }
 
 func validKind(k string) bool { return k == "" || k == "openai" || k == "anthropic" }
+
+func validBaseURL(s string) bool {
+	if s == "" {
+		return true
+	}
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
 
 func validThinking(budget int) bool { return budget == 0 || budget >= 1024 && budget <= 1_000_000 }
 

@@ -30,6 +30,16 @@ func TestOverlay_RejectsAndKeepsPrevious(t *testing.T) {
 		{[]string{`{"compaction":{"threshold":"high"}}`}, []string{"compaction.threshold", "string"}},
 		{[]string{`{"provider":{"kind":"gemini"}}`}, []string{"provider.kind", `"gemini"`}},
 		{[]string{`{"profile":"work"}`}, []string{"profile", `"work"`}},
+		{[]string{`{"compaction":{"keepTurns":2}} trailing`}, []string{"after the JSON object"}},
+		{[]string{`{"compaction":{"keepTurns":2}}{"limits":{}}`}, []string{"after the JSON object"}},
+		{[]string{`[1,2]`}, []string{"must be a JSON object"}},
+		{[]string{`{"compaction":{"keepTurns":"two"}}`}, []string{"compaction.keepTurns", "a whole number"}},
+		{[]string{`{"compaction":{"auto":"yes"}}`}, []string{"compaction.auto", "true or false"}},
+		{[]string{`{"profiles":{"deep":{"kind":1}}}`}, []string{"profiles.deep.kind", "a string"}},
+		{[]string{`{"profiles":{"deep":{"values":{"contextWindow":"big"}}}}`}, []string{"profiles.deep.values.contextWindow"}},
+		{[]string{`{"profiles":{"deep":{"bogus":1}}}`}, []string{`"bogus"`, "profiles.deep"}},
+		{[]string{`{"provider":{"baseURL":"localhost:8080"}}`}, []string{"provider.baseURL", "http://"}},
+		{[]string{`{"profiles":{"p":{"baseURL":"ftp://x"}}}`}, []string{"profiles.p.baseURL"}},
 	} {
 		got, err := Overlay(base, []byte(tc.raw[0]), "settings")
 		if err == nil {
@@ -44,6 +54,33 @@ func TestOverlay_RejectsAndKeepsPrevious(t *testing.T) {
 		if got.Compaction != base.Compaction || got.Limits != base.Limits {
 			t.Errorf("%s: a rejected overlay changed the configuration", tc.raw[0])
 		}
+	}
+}
+
+func TestOverlay_NoGoTypeNames(t *testing.T) {
+	for _, raw := range []string{`{"compaction":{"threshold":"x"}}`, `{"limits":{"maxContextChars":1.5}}`, `{"compaction":{"auto":1}}`} {
+		_, err := Overlay(Default(), []byte(raw), "settings")
+		for _, goName := range []string{"float64", " int", "bool", "config.", "Provider"} {
+			if err == nil || strings.Contains(err.Error(), goName) {
+				t.Errorf("%s: error %v names a Go type", raw, err)
+			}
+		}
+	}
+}
+
+func TestLoad_EmptyOrNullFileRefused(t *testing.T) {
+	for _, content := range []string{"", "  \n", "null"} {
+		file := filepath.Join(t.TempDir(), "alisio.json")
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(file); err == nil || !strings.Contains(err.Error(), "empty or null") {
+			t.Errorf("%q: %v", content, err)
+		}
+	}
+	// Editor settings may be null: nothing changes.
+	if c, err := Overlay(Default(), []byte("null"), "editor"); err != nil || c.Limits != Default().Limits {
+		t.Fatalf("null editor settings: %v", err)
 	}
 }
 

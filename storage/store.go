@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
@@ -295,6 +296,7 @@ func getSession(txn *badger.Txn, id string) (Session, error) {
 	if err != nil {
 		return sess, fmt.Errorf("decoding session %s: %w", id, err)
 	}
+	sess.Title = CleanTitle(sess.Title)
 	return sess, nil
 }
 
@@ -337,6 +339,7 @@ func (s *Store) Sessions(workspace string) ([]Session, error) {
 			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &sess) }); err != nil {
 				return fmt.Errorf("decoding session %s: %w", it.Item().Key(), err)
 			}
+			sess.Title = CleanTitle(sess.Title) // also for titles stored before they were cleaned
 			if workspace == "" || sess.Workspace == workspace {
 				out = append(out, sess)
 			}
@@ -348,6 +351,18 @@ func (s *Store) Sessions(workspace string) ([]Session, error) {
 	}
 	sortSessions(out)
 	return out, nil
+}
+
+// CleanTitle makes a session title one line of printable text: runs of white space (newlines included)
+// become one space and control characters (terminal escapes) are dropped.
+func CleanTitle(title string) string {
+	title = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, title)
+	return strings.Join(strings.Fields(title), " ")
 }
 
 func sortSessions(ss []Session) {
@@ -367,6 +382,7 @@ func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session,
 	}
 	defer release()
 	now := time.Now().UTC()
+	meta.Title = CleanTitle(meta.Title)
 	if meta.ID == "" {
 		meta.ID = transcript.NewID()
 	}

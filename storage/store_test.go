@@ -365,3 +365,17 @@ func TestCloseWhileInUse(t *testing.T) {
 		t.Fatalf("a second Close: %v", err)
 	}
 }
+
+// TestTitlesAreOneLine: a title with newlines, tabs or terminal escapes is stored and shown as one line.
+func TestTitlesAreOneLine(t *testing.T) {
+	s, _ := openTemp(t)
+	sess, err := s.CreateSession(Session{Title: "fix\nthe\tparser\x1b[31m now\r\n"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Session(sess.ID)
+	list, _ := s.Sessions("")
+	if got.Title != "fix the parser[31m now" || list[0].Title != got.Title {
+		t.Fatalf("title %q / %q", got.Title, list[0].Title)
+	}
+}

@@ -58,12 +58,19 @@ type Options struct {
 	SyncWrites bool
 	// Logger receives Badger's own messages (at debug level, warnings at warn). Default: a no-op logger.
 	Logger *zap.Logger
+	// MinFreeBytes is the free disk space the store keeps in reserve: Open and every write refuse with
+	// ErrDiskFull below it (plus the write's size) instead of letting Badger crash on a full disk.
+	// Default DefaultMinFreeBytes; 0 disables the check.
+	MinFreeBytes uint64
 }
 
 // DefaultOptions returns the options for a store in dir.
 func DefaultOptions(dir string) Options {
-	return Options{Dir: dir, SyncWrites: true, Logger: zap.NewNop()}
+	return Options{Dir: dir, SyncWrites: true, Logger: zap.NewNop(), MinFreeBytes: DefaultMinFreeBytes}
 }
+
+// WithMinFreeBytes sets MinFreeBytes (default DefaultMinFreeBytes).
+func (o Options) WithMinFreeBytes(n uint64) Options { o.MinFreeBytes = n; return o }
 
 // WithSyncWrites sets SyncWrites (default true).
 func (o Options) WithSyncWrites(v bool) Options { o.SyncWrites = v; return o }
@@ -106,6 +113,8 @@ type View struct {
 type Store struct {
 	db  *badger.DB
 	dir string
+	// reserve is Options.MinFreeBytes.
+	reserve uint64
 
 	// gate lets Close wait for the operations under way and refuse later ones (ErrClosed) instead of letting
 	// them reach a closed Badger, which crashes the process.
@@ -133,6 +142,9 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating session store directory %s: %w", opts.Dir, err)
 	}
+	if err := checkSpace(opts.Dir, opts.MinFreeBytes, 0); err != nil {
+		return nil, fmt.Errorf("opening session store: %w", err)
+	}
 	removeEmptyMemtables(opts.Dir, opts.Logger)
 	db, err := badger.Open(bopts)
 	if err != nil && strings.Contains(err.Error(), "Create a new file") {
@@ -147,7 +159,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening session store %s: %w", opts.Dir, err)
 	}
-	s := &Store{db: db, dir: opts.Dir, locks: map[string]*sync.Mutex{}}
+	s := &Store{db: db, dir: opts.Dir, reserve: opts.MinFreeBytes, locks: map[string]*sync.Mutex{}}
 	if err := s.checkFormat(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -381,6 +393,9 @@ func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session,
 		return Session{}, err
 	}
 	defer release()
+	if err := checkSpace(s.dir, s.reserve, approxBytes(msgs)); err != nil {
+		return Session{}, err
+	}
 	now := time.Now().UTC()
 	meta.Title = CleanTitle(meta.Title)
 	if meta.ID == "" {
@@ -428,6 +443,9 @@ func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Mess
 		return nil, err
 	}
 	defer release()
+	if err := checkSpace(s.dir, s.reserve, approxBytes(msgs)); err != nil {
+		return nil, err
+	}
 	if err := validID(id); err != nil {
 		return nil, err
 	}
@@ -544,6 +562,16 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 		return Session{}, err
 	}
 	defer release()
+	need := approxBytes(rw.Insert)
+	for _, m := range rw.Replace {
+		need += approxBytes([]transcript.Message{m})
+	}
+	for _, ms := range rw.InsertAfter {
+		need += approxBytes(ms)
+	}
+	if err := checkSpace(s.dir, s.reserve, need); err != nil {
+		return Session{}, err
+	}
 	if err := validID(id); err != nil {
 		return Session{}, err
 	}

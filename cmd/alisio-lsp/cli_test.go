@@ -18,6 +18,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
+	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
@@ -446,5 +447,20 @@ func TestCLI_JSONErrors(t *testing.T) {
 	}
 	if _, errOut, _ := cli(t, t.TempDir(), "", "sessions", "show", "no-such-session"); !strings.HasPrefix(errOut, "alisio-lsp: ") {
 		t.Fatalf("without --json the error is text on stderr: %q", errOut)
+	}
+}
+
+// TestCLI_DiskFull: every command on a data directory whose disk is (nearly) full answers with one clear
+// line and exit 1, never a Badger crash (it was SIGBUS with a 400-line dump, even for sessions list).
+func TestCLI_DiskFull(t *testing.T) {
+	disk := storagetest.SmallDisk(t, "160m")
+	data := filepath.Join(disk, "data")
+	mustCLI(t, data, "sessions", "list")
+	storagetest.Fill(t, disk, 200<<10)
+	for _, args := range [][]string{{"sessions", "list"}, {"sessions", "import", "../../testdata/transcripts/openai-chat-array.json"}} {
+		out, errOut, code := cli(t, data, "", args...)
+		if code != 1 || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "free some disk space") || out != "" {
+			t.Fatalf("%v on a full disk: exit %d, stderr %q", args, code, errOut)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"github.com/alisio-lsp/alisio-lsp/server/servertest"
 	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
@@ -59,5 +62,27 @@ func TestShutdownDuringCompact(t *testing.T) {
 			t.Fatalf("round %d: reopening: %v", round, err)
 		}
 		_ = st.Close()
+	}
+}
+
+// TestDiskFullKeepsTheDaemonAlive: when the disk fills under a running daemon, a request that writes gets one
+// clear error and the daemon goes on answering.
+func TestDiskFullKeepsTheDaemonAlive(t *testing.T) {
+	disk := storagetest.SmallDisk(t, "160m")
+	c := servertest.Start(t, server.Options{Config: config.Default(), DataDir: filepath.Join(disk, "data")})
+	ws := t.TempDir()
+	if _, err := c.Initialize(ctx(t), ws, nil, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx(t), "alisio/sessions", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	storagetest.Fill(t, disk, 1<<20)
+	err := c.Call(ctx(t), "alisio/newSession", map[string]any{"title": "t"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "free some disk space") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a write on a full disk: %v", err)
+	}
+	if err := c.Call(ctx(t), "alisio/sessions", nil, nil); err != nil {
+		t.Fatalf("the daemon stopped answering after a full disk: %v", err)
 	}
 }

@@ -1,0 +1,60 @@
+package storage_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+// TestDiskFull: on a real file system that fills up, writes are refused with storage.ErrDiskFull and one clear
+// sentence before Badger could crash the process (SIGBUS), reads go on, and nothing stored is lost; a store
+// on a disk already that full is not opened, with the same clear error.
+func TestDiskFull(t *testing.T) {
+	disk := storagetest.SmallDisk(t, "160m")
+	dir := filepath.Join(disk, "store")
+	s, err := storage.Open(storage.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.CreateSession(storage.Session{Workspace: "/w"}, transcripttest.Generate(transcripttest.Default(100)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storagetest.Fill(t, disk, 40<<20)
+	before, _ := s.Transcript(sess.ID)
+	_, err = s.Append(sess.ID, transcript.Message{Role: transcript.RoleUser, Text: "one more"})
+	if !errors.Is(err, storage.ErrDiskFull) || !strings.Contains(err.Error(), "free some disk space") || strings.Count(err.Error(), "\n") > 0 {
+		t.Fatalf("append on a full disk: %v", err)
+	}
+	if _, err := s.CreateSession(storage.Session{}, nil); !errors.Is(err, storage.ErrDiskFull) {
+		t.Fatalf("create on a full disk: %v", err)
+	}
+	after, err := s.Transcript(sess.ID)
+	if err != nil || len(after.Messages) != len(before.Messages) {
+		t.Fatalf("reading on a full disk: %v (%d messages; want %d)", err, len(after.Messages), len(before.Messages))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.Open(storage.DefaultOptions(dir)); !errors.Is(err, storage.ErrDiskFull) {
+		t.Fatalf("open on a full disk: %v", err)
+	}
+	// Once space is freed, everything is there.
+	storagetest.Unfill(t, disk)
+	s, err = storage.Open(storage.DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	again, err := s.Transcript(sess.ID)
+	if err != nil || len(again.Messages) != len(before.Messages) {
+		t.Fatalf("after freeing space: %v", err)
+	}
+}

@@ -1,0 +1,62 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// ErrDiskFull: the disk holding the store has too little free space to write safely.
+var ErrDiskFull = errors.New("not enough free disk space for the session store")
+
+// DefaultMinFreeBytes is the free space a store keeps in reserve: Badger writes through memory-mapped files,
+// and a write into a mapping the disk cannot back kills the process (SIGBUS) instead of failing. Two memtables
+// of headroom plus margin keep every write and flush inside space that exists.
+const DefaultMinFreeBytes = 64 << 20
+
+// FreeBytes is the space an unprivileged process may still use on the file system holding dir.
+func FreeBytes(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("reading the free space of %s: %w", dir, err)
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// checkSpace refuses, with ErrDiskFull and what to do, when writing about need bytes would leave less than
+// the reserve free. Nothing has been written when it refuses.
+func checkSpace(dir string, reserve uint64, need int) error {
+	if reserve == 0 {
+		return nil
+	}
+	free, err := FreeBytes(dir)
+	if err != nil {
+		return err
+	}
+	if want := reserve + uint64(need); free < want {
+		return fmt.Errorf("%w: %s has %s free and alisio needs %s; free some disk space and try again (nothing was written)",
+			ErrDiskFull, dir, mib(free), mib(want))
+	}
+	return nil
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// approxBytes bounds the stored size of msgs (UTF-8 text plus framing), cheaply.
+func approxBytes(msgs []transcript.Message) int {
+	n := 0
+	for i := range msgs {
+		m := &msgs[i]
+		n += 512 + len(m.Text) + len(m.Reasoning) + len(m.Structured)
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments)
+		}
+		for _, it := range m.Items {
+			n += len(it.Data)
+		}
+	}
+	return n
+}

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
-	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
 	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
+	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 

@@ -295,12 +295,7 @@ func (s *Server) tools(_ context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, t := range ag.Tools.Specs() {
-		names = append(names, t.Name)
-	}
-	return map[string]any{"sources": []map[string]any{{"source": "built-in", "count": len(names), "chars": ag.Tools.CatalogChars(), "tools": names}},
-		"catalogChars": ag.Tools.CatalogChars()}, nil
+	return ag.Tools.Describe(), nil
 }
 
 func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, error) {

@@ -159,6 +159,7 @@ func Open(opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening session store %s: %w", opts.Dir, err)
 	}
+	makePrivate(opts.Dir)
 	s := &Store{db: db, dir: opts.Dir, reserve: opts.MinFreeBytes, locks: map[string]*sync.Mutex{}}
 	if err := s.checkFormat(); err != nil {
 		_ = db.Close()
@@ -183,6 +184,21 @@ func removeEmptyMemtables(dir string, log *zap.Logger) {
 			if os.Remove(path) == nil {
 				log.Warn("removed an empty memtable file left by a crash", zap.String("file", path))
 			}
+		}
+	}
+}
+
+// makePrivate sets every file of the store to 0600. Badger's mapped files (.sst, .vlog, .mem) are created
+// 0644 less the umask by a dependency that takes no mode; the store's directory (0700) keeps them private
+// from the moment they exist, and this pass, at open and close, gives them the same mode as the rest.
+func makePrivate(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(filepath.Join(dir, e.Name()), 0o600)
 		}
 	}
 }
@@ -245,6 +261,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	defer makePrivate(s.dir)
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing session store: %w", err)
 	}

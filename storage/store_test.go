@@ -235,8 +235,22 @@ func TestOpenDataDir_IsPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	for _, d := range []string{dir, s.Dir()} {
+	if _, err := s.CreateSession(Session{}, transcripttest.Generate(transcripttest.Default(50))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The directories and every file of the store, Badger's .sst, .vlog and .mem included.
+	paths := []string{dir, s.Dir()}
+	entries, _ := os.ReadDir(s.Dir())
+	for _, e := range entries {
+		paths = append(paths, filepath.Join(s.Dir(), e.Name()))
+	}
+	if len(paths) < 5 {
+		t.Fatalf("the store holds only %v", paths)
+	}
+	for _, d := range paths {
 		st, err := os.Stat(d)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -46,13 +47,18 @@ type FileUse struct {
 
 // Set is the tool catalog of one workspace.
 type Set struct {
-	root   *os.Root
-	dir    string
+	root *os.Root
+	dir  string
+	// realDir is dir with its symlinks resolved, to recognise absolute links that point back inside.
+	realDir string
 	limits Limits
 	tools  map[string]*tool
 	order  []string
 	// OnFile, when set, is told about every file a tool read or edited.
 	OnFile func(FileUse)
+	// RequireSandbox refuses to run commands where the sandbox is unavailable instead of running them
+	// unconfined.
+	RequireSandbox bool
 }
 
 type tool struct {
@@ -71,7 +77,12 @@ func New(dir string, limits Limits) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening workspace %s: %w", abs, err)
 	}
-	s := &Set{root: root, dir: abs, limits: limits, tools: map[string]*tool{}}
+	realDir, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		_ = root.Close()
+		return nil, fmt.Errorf("opening workspace %s: %w", abs, err)
+	}
+	s := &Set{root: root, dir: abs, realDir: realDir, limits: limits, tools: map[string]*tool{}}
 	for _, t := range []struct {
 		name, desc, params string
 		run                func(ctx context.Context, args map[string]any) (string, error)
@@ -136,6 +147,29 @@ func (s *Set) CatalogChars() int {
 	return utf8.RuneCount(raw)
 }
 
+// Source is one origin of tools in the catalog and its share of it.
+type Source struct {
+	Source string   `json:"source"`
+	Count  int      `json:"count"`
+	Chars  int      `json:"chars"`
+	Tools  []string `json:"tools"`
+}
+
+// Description is what the user is shown of the catalog (alisio/tools, alisio-lsp tools): each source's tools
+// and size (TC1), and what confines run_command on this system.
+type Description struct {
+	Sources      []Source `json:"sources"`
+	CatalogChars int      `json:"catalogChars"`
+	Confinement  string   `json:"confinement"`
+}
+
+// Describe describes the catalog.
+func (s *Set) Describe() Description {
+	chars := s.CatalogChars()
+	return Description{Sources: []Source{{Source: "built-in", Count: len(s.order), Chars: chars, Tools: append([]string(nil), s.order...)}},
+		CatalogChars: chars, Confinement: Confinement(s.dir)}
+}
+
 // Run executes one call. Every failure — unknown tool, invalid arguments, a path outside the workspace, a
 // command that fails — comes back as a result the model can read, with isError set.
 func (s *Set) Run(ctx context.Context, name, arguments string) (result string, isError bool) {
@@ -171,6 +205,36 @@ func capOutput(s string, limit int) string {
 	head := limit * 2 / 3
 	tail := limit - head
 	return string(r[:head]) + fmt.Sprintf("\n[… %d characters omitted …]\n", len(r)-limit) + string(r[len(r)-tail:])
+}
+
+// path checks the path argument key given by the model and returns it as the model wrote it (for messages)
+// and as os.Root should open it: absolute symlinks are refused by os.Root even when they point back inside
+// the workspace, so a path through one is resolved to the same place inside the root. os.Root still refuses
+// anything that leads out.
+func (s *Set) path(args map[string]any, key string) (shown, open string, err error) {
+	shown, err = rel(args, key)
+	if err != nil {
+		return "", "", err
+	}
+	return shown, s.resolve(shown), nil
+}
+
+// resolve returns p, or the workspace-relative path of what it points to when that is inside the workspace.
+func (s *Set) resolve(p string) string {
+	real, err := filepath.EvalSymlinks(filepath.Join(s.dir, p))
+	if err != nil {
+		// p may not exist yet (a file to write): resolve its directory.
+		dir, derr := filepath.EvalSymlinks(filepath.Join(s.dir, filepath.Dir(p)))
+		if derr != nil {
+			return p
+		}
+		real = filepath.Join(dir, filepath.Base(p))
+	}
+	r, err := filepath.Rel(s.realDir, real)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return p // outside: os.Root refuses it with its own error
+	}
+	return r
 }
 
 // rel checks a path given by the model and returns it relative to the root; os.Root enforces the rest.
@@ -212,11 +276,11 @@ const maxFileBytes = 32 << 20
 
 // readText reads the text file the "path" argument names.
 func (s *Set) readText(args map[string]any) (path string, text []byte, err error) {
-	p, err := rel(args, "path")
+	p, at, err := s.path(args, "path")
 	if err != nil {
 		return "", nil, err
 	}
-	info, err := s.root.Stat(p)
+	info, err := s.root.Stat(at)
 	if err != nil {
 		return "", nil, explain(p, err)
 	}
@@ -226,7 +290,7 @@ func (s *Set) readText(args map[string]any) (path string, text []byte, err error
 	if info.Size() > maxFileBytes {
 		return "", nil, fmt.Errorf("%s is %d MB, over the %d MB the tools read; use search or run_command (head, grep) on it", p, info.Size()>>20, maxFileBytes>>20)
 	}
-	raw, err := s.root.ReadFile(p)
+	raw, err := s.root.ReadFile(at)
 	if err != nil {
 		return "", nil, explain(p, err)
 	}
@@ -262,11 +326,11 @@ func intArg(args map[string]any, key string, def int) int {
 }
 
 func (s *Set) listDir(_ context.Context, args map[string]any) (string, error) {
-	p, err := rel(args, "path")
+	p, at, err := s.path(args, "path")
 	if err != nil {
 		return "", err
 	}
-	entries, err := fs.ReadDir(s.root.FS(), filepath.ToSlash(p))
+	entries, err := fs.ReadDir(s.root.FS(), filepath.ToSlash(at))
 	if err != nil {
 		return "", explain(p, err)
 	}
@@ -284,11 +348,11 @@ func (s *Set) listDir(_ context.Context, args map[string]any) (string, error) {
 var skipDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
 
 func (s *Set) search(ctx context.Context, args map[string]any) (string, error) {
-	p, err := rel(args, "path")
+	p, at, err := s.path(args, "path")
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.root.Stat(p); err != nil {
+	if _, err := s.root.Stat(at); err != nil {
 		return "", explain(p, err)
 	}
 	re, err := regexp.Compile(args["pattern"].(string))
@@ -297,12 +361,12 @@ func (s *Set) search(ctx context.Context, args map[string]any) (string, error) {
 	}
 	var hits []string
 	const maxHits = 200
-	err = fs.WalkDir(s.root.FS(), filepath.ToSlash(p), func(path string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(s.root.FS(), filepath.ToSlash(at), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if d.IsDir() {
-			if skipDirs[d.Name()] && path != filepath.ToSlash(p) {
+			if skipDirs[d.Name()] && path != filepath.ToSlash(at) {
 				return fs.SkipDir
 			}
 			return nil
@@ -338,21 +402,37 @@ func (s *Set) search(ctx context.Context, args map[string]any) (string, error) {
 }
 
 func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) {
-	p, err := rel(args, "path")
+	p, at, err := s.path(args, "path")
 	if err != nil {
 		return "", err
 	}
-	if dir := filepath.Dir(p); dir != "." {
+	if dir := filepath.Dir(at); dir != "." {
 		if err := s.root.MkdirAll(dir, 0o755); err != nil {
 			return "", explain(p, err)
 		}
 	}
+	if err := s.singleLink(p, at); err != nil {
+		return "", err
+	}
 	content := args["content"].(string)
-	if err := s.root.WriteFile(p, []byte(content), 0o644); err != nil {
+	if err := s.root.WriteFile(at, []byte(content), 0o644); err != nil {
 		return "", explain(p, err)
 	}
 	s.note(p, true)
 	return fmt.Sprintf("wrote %s (%d bytes)", p, len(content)), nil
+}
+
+// singleLink refuses to write a file that has other hard links: they may be outside the workspace, and
+// writing would change them too.
+func (s *Set) singleLink(p, at string) error {
+	info, err := s.root.Lstat(at)
+	if err != nil {
+		return nil // a new file
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && info.Mode().IsRegular() && st.Nlink > 1 {
+		return fmt.Errorf("%s has %d hard links, which may be outside the workspace, and writing it would change them all; refusing (copy it to a new file first if that is what you want)", p, st.Nlink)
+	}
+	return nil
 }
 
 func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
@@ -368,16 +448,24 @@ func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
 	default:
 		return "", fmt.Errorf("oldText occurs %d times in %s; include more context so that it is unique", n, p)
 	}
-	info, err := s.root.Stat(p)
+	at := s.resolve(p)
+	info, err := s.root.Stat(at)
 	if err != nil {
 		return "", explain(p, err)
 	}
-	if err := s.root.WriteFile(p, []byte(strings.Replace(string(raw), oldText, newText, 1)), info.Mode().Perm()); err != nil {
+	if err := s.singleLink(p, at); err != nil {
+		return "", err
+	}
+	if err := s.root.WriteFile(at, []byte(strings.Replace(string(raw), oldText, newText, 1)), info.Mode().Perm()); err != nil {
 		return "", explain(p, err)
 	}
 	s.note(p, true)
 	return "edited " + p, nil
 }
+
+// commandWrapper runs the command ($1) in the background of a shell that, on SIGTERM (sent when the daemon
+// dies: parent-death signal), kills the whole process group, so that no command outlives a killed daemon.
+const commandWrapper = `trap 'kill -KILL 0' TERM HUP; /bin/sh -c "$1" & wait $!`
 
 func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, error) {
 	timeout := s.limits.CommandTimeout
@@ -386,14 +474,15 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", args["command"].(string))
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", commandWrapper, "alisio-command", args["command"].(string))
 	cmd.Dir = s.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = commandEnv(os.Environ(), s.dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err := s.runConfined(cmd)
 	text := strings.ToValidUTF8(out.String(), "�")
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
@@ -409,4 +498,25 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 		return "", fmt.Errorf("running the command: %v", err)
 	}
 	return fmt.Sprintf("exit code %d\n%s", code, text), nil
+}
+
+// runConfined starts cmd from a thread of its own, confined to writing in the workspace (where Landlock
+// exists), and waits for it on that thread: the parent-death signal fires when the thread that started the
+// command ends, so the thread lives as long as the command. The thread is never returned to the runtime: it
+// ends with its goroutine, confinement and all.
+func (s *Set) runConfined(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the confined thread ends with this goroutine
+		if err := confineThread(writableDirs(s.dir)); err != nil && s.RequireSandbox {
+			done <- fmt.Errorf("refusing to run unconfined: %w", err)
+			return
+		}
+		if err := cmd.Start(); err != nil {
+			done <- err
+			return
+		}
+		done <- cmd.Wait()
+	}()
+	return <-done
 }

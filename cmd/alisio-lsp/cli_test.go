@@ -464,3 +464,22 @@ func TestCLI_DiskFull(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_Tools lists the catalog per source and says what confines run_command.
+func TestCLI_Tools(t *testing.T) {
+	out := mustCLI(t, t.TempDir(), "--json", "tools", "--workspace", t.TempDir())
+	var line struct {
+		V       int
+		Type    string
+		Sources []struct {
+			Source       string
+			Count, Chars int
+		}
+		CatalogChars int
+		Confinement  string
+	}
+	if err := json.Unmarshal([]byte(out), &line); err != nil || line.Type != "tools" || len(line.Sources) != 1 || line.Sources[0].Count != 6 ||
+		line.CatalogChars != line.Sources[0].Chars || !strings.Contains(line.Confinement, "run_command") {
+		t.Fatalf("tools: %v %s", err, out)
+	}
+}

@@ -1,0 +1,48 @@
+package tools
+
+import "strings"
+
+// allowedEnv are the variables a command inherits by name; allowedEnvPrefixes by prefix (toolchains,
+// locales). Everything else is dropped, so that no API key or token of the daemon's environment reaches a
+// command, and through its output the model.
+var (
+	allowedEnv = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true, "LANG": true,
+		"LANGUAGE": true, "TERM": true, "COLORTERM": true, "TZ": true, "TMPDIR": true, "EDITOR": true, "PAGER": true,
+		"CC": true, "CXX": true, "CFLAGS": true, "CXXFLAGS": true, "LDFLAGS": true, "PKG_CONFIG_PATH": true,
+		"LD_LIBRARY_PATH": true, "MAKEFLAGS": true, "JAVA_HOME": true, "NODE_PATH": true, "NVM_DIR": true,
+		"CARGO_HOME": true, "RUSTUP_HOME": true, "PYENV_ROOT": true, "VIRTUAL_ENV": true, "CONDA_PREFIX": true,
+		"PYTHONPATH": true}
+	allowedEnvPrefixes = []string{"LC_", "GO", "XDG_"}
+	// secretMarkers drop a variable even when its name is allowed (GOPRIVATE_TOKEN, XDG_…_KEY).
+	secretMarkers = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"}
+)
+
+// commandEnv is the environment of a command run in workspace: the allowed variables of environ, and PWD.
+func commandEnv(environ []string, workspace string) []string {
+	out := make([]string, 0, len(allowedEnv)+2)
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if envAllowed(name) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "PWD="+workspace)
+}
+
+func envAllowed(name string) bool {
+	upper := strings.ToUpper(name)
+	for _, m := range secretMarkers {
+		if strings.Contains(upper, m) {
+			return false
+		}
+	}
+	if allowedEnv[name] {
+		return true
+	}
+	for _, p := range allowedEnvPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,141 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunCommand_EnvironmentIsScrubbed: API keys and tokens of the daemon's environment never reach a
+// command (printenv would put them in the transcript sent to the model); the toolchain's variables do.
+func TestRunCommand_EnvironmentIsScrubbed(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-secret-1")
+	t.Setenv("MY_PROVIDER_KEY", "sk-test-secret-2")
+	t.Setenv("GOPRIVATE_TOKEN", "sk-test-secret-3")
+	t.Setenv("GITHUB_TOKEN", "sk-test-secret-4")
+	t.Setenv("GOFLAGS", "-count=1")
+	s, ws := workspace(t)
+	out, isErr := s.Run(context.Background(), "run_command", `{"command":"printenv"}`)
+	if isErr || strings.Contains(out, "sk-test-secret") {
+		t.Fatalf("a secret reached the command: %s", out)
+	}
+	for _, want := range []string{"PATH=", "HOME=", "GOFLAGS=-count=1", "PWD=" + ws} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s missing from the command's environment", want)
+		}
+	}
+}
+
+// TestRunCommand_WritesConfinedToTheWorkspace: with Landlock, a command writes in the workspace and the
+// temporary directory, and nowhere else, whatever it does (cd /, absolute paths); reading stays allowed.
+func TestRunCommand_WritesConfinedToTheWorkspace(t *testing.T) {
+	s, ws := workspace(t)
+	if !strings.Contains(Confinement(ws), "Landlock") {
+		t.Skip("Landlock is unavailable here: " + Confinement(ws))
+	}
+	s.RequireSandbox = true
+	outside, err := os.MkdirTemp(".", "outside-") // beside the package: not the workspace, not the temp dir
+	must(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(outside) })
+	outside, _ = filepath.Abs(outside)
+	for _, dir := range writableDirs(ws) {
+		if strings.HasPrefix(outside, dir+"/") {
+			t.Skipf("the checkout is inside a writable directory (%s)", dir)
+		}
+	}
+	target := filepath.Join(outside, "escaped.txt")
+	out, _ := s.Run(context.Background(), "run_command", fmt.Sprintf(`{"command":"cd / && echo pwned > %s; echo inside > in.txt 2>&1; cd %s && echo inside > in.txt; cat /etc/hostname >/dev/null && echo read-ok"}`, target, ws))
+	if _, err := os.Stat(target); err == nil {
+		t.Fatalf("a command wrote outside the workspace: %s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "in.txt")); err != nil || string(b) != "inside\n" {
+		t.Fatalf("a command could not write in the workspace: %v %s", err, out)
+	}
+	if !strings.Contains(out, "read-ok") {
+		t.Fatalf("reading outside the workspace should stay allowed: %s", out)
+	}
+	// The daemon's own threads are not confined: it still writes where it likes.
+	must(t, os.WriteFile(filepath.Join(outside, "daemon.txt"), []byte("ok"), 0o600))
+}
+
+// TestFiles_HardLinksAndAbsoluteSymlinks: a file with another hard link (maybe outside the workspace) is not
+// written; an absolute symlink that points back inside the workspace works like a relative one.
+func TestFiles_HardLinksAndAbsoluteSymlinks(t *testing.T) {
+	s, ws := workspace(t)
+	outside := filepath.Join(filepath.Dir(ws), "outside.txt")
+	must(t, os.WriteFile(outside, []byte("keep me"), 0o644))
+	must(t, os.Link(outside, filepath.Join(ws, "hard.txt")))
+	for _, call := range []struct{ name, args string }{
+		{"write_file", `{"path":"hard.txt","content":"changed"}`},
+		{"edit_file", `{"path":"hard.txt","oldText":"keep","newText":"lost"}`},
+	} {
+		if out, isErr := s.Run(context.Background(), call.name, call.args); !isErr || !strings.Contains(out, "hard links") {
+			t.Errorf("%s through a hard link: %q", call.name, out)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep me" {
+		t.Fatalf("the file outside the workspace changed: %q", b)
+	}
+	must(t, os.Symlink(filepath.Join(ws, "src", "a.go"), filepath.Join(ws, "abs-in")))
+	must(t, os.Symlink(filepath.Join(ws, "src"), filepath.Join(ws, "abs-dir")))
+	for _, call := range []struct{ name, args, want string }{
+		{"read_file", `{"path":"abs-in"}`, "package a"},
+		{"list_dir", `{"path":"abs-dir"}`, "a.go"},
+		{"search", `{"pattern":"TODO","path":"abs-dir"}`, "TODO fix"},
+		{"edit_file", `{"path":"abs-in","oldText":"func A() {}","newText":"func A() { return }"}`, "edited"},
+		{"write_file", `{"path":"abs-dir/b.go","content":"package a\n"}`, "wrote"},
+	} {
+		if out, isErr := s.Run(context.Background(), call.name, call.args); isErr || !strings.Contains(out, call.want) {
+			t.Errorf("%s %s: %q", call.name, call.args, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "src", "b.go")); string(b) != "package a\n" {
+		t.Fatal("write through an absolute symlink inside the workspace did not land")
+	}
+}
+
+// TestRunCommand_DiesWithTheDaemon: when the process running tools is SIGKILLed mid-command, the command's
+// whole process group goes too (parent-death signal + the wrapper's trap), nothing keeps running.
+func TestRunCommand_DiesWithTheDaemon(t *testing.T) {
+	if os.Getenv("ALISIO_TOOLS_HELPER") == "1" {
+		s, err := New(os.Getenv("ALISIO_TOOLS_WS"), Limits{OutputChars: 1000, CommandTimeout: time.Minute, MaxCommandTimeout: time.Minute})
+		must(t, err)
+		s.Run(context.Background(), "run_command", `{"command":"sleep 300 & sleep 301 & echo $$ > pids; wait"}`)
+		return
+	}
+	ws := t.TempDir()
+	helper := exec.Command(os.Args[0], "-test.run=TestRunCommand_DiesWithTheDaemon$")
+	helper.Env = append(os.Environ(), "ALISIO_TOOLS_HELPER=1", "ALISIO_TOOLS_WS="+ws)
+	must(t, helper.Start())
+	var shellPID int
+	for deadline := time.Now().Add(20 * time.Second); shellPID == 0; {
+		if b, err := os.ReadFile(filepath.Join(ws, "pids")); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			shellPID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		} else if time.Now().After(deadline) {
+			_ = helper.Process.Kill()
+			t.Fatal("the helper never started its command")
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	pgid, err := syscall.Getpgid(shellPID)
+	must(t, err)
+	must(t, helper.Process.Kill())
+	_ = helper.Wait()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+			return // the whole group is gone
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			t.Fatalf("the command's process group %d outlived the killed daemon", pgid)
+		}
+	}
+}

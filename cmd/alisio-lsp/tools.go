@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/tools"
+)
+
+func (a *app) toolsCommand() *cobra.Command {
+	var workspace string
+	cmd := &cobra.Command{
+		Use:   "tools [--workspace DIR]",
+		Short: "list the agent's tools with the size of their catalog, and what confines run_command here",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if workspace == "" {
+				workspace, _ = os.Getwd()
+			}
+			workspace, _ = filepath.Abs(workspace)
+			set, err := tools.New(workspace, tools.DefaultLimits())
+			if err != nil {
+				return err
+			}
+			defer set.Close()
+			d := set.Describe()
+			if a.jsonOut {
+				return a.emit("tools", map[string]any{"sources": d.Sources, "catalogChars": d.CatalogChars, "confinement": d.Confinement})
+			}
+			for _, src := range d.Sources {
+				a.printf("%-9s %d tools, %d chars of catalog: %s\n", src.Source, src.Count, src.Chars, strings.Join(src.Tools, ", "))
+			}
+			a.printf("%s\n", d.Confinement)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace root (default: current directory)")
+	return cmd
+}

@@ -51,9 +51,9 @@ type Set struct {
 	dir  string
 	// realDir is dir with its symlinks resolved, to recognise absolute links that point back inside.
 	realDir string
-	limits Limits
-	tools  map[string]*tool
-	order  []string
+	limits  Limits
+	tools   map[string]*tool
+	order   []string
 	// OnFile, when set, is told about every file a tool read or edited.
 	OnFile func(FileUse)
 	// RequireSandbox refuses to run commands where the sandbox is unavailable instead of running them

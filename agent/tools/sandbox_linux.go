@@ -33,7 +33,7 @@ func writeRights(abi int) (dirRights, fileRights uint64) {
 func confineThread(writableDirs []string) error {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
-		return fmt.Errorf("Landlock is not available on this system (%v)", err)
+		return fmt.Errorf("no Landlock on this system (%v)", err)
 	}
 	dirRights, fileRights := writeRights(abi)
 	ruleset, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{HandledAccessFS: dirRights}, 0)

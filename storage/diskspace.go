@@ -27,7 +27,8 @@ func FreeBytes(dir string) (uint64, error) {
 }
 
 // checkSpace refuses, with ErrDiskFull and what to do, when writing about need bytes would leave less than
-// the reserve free. Nothing has been written when it refuses.
+// the reserve free. It asks the file system every time (a statfs costs about 2 µs): a disk filled by another
+// program a moment ago must still be seen. Nothing has been written when it refuses.
 func checkSpace(dir string, reserve uint64, need int) error {
 	if reserve == 0 {
 		return nil

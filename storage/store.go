@@ -121,8 +121,9 @@ type Store struct {
 	gate   sync.RWMutex
 	closed bool
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	mu      sync.Mutex
+	locks   map[string]*sync.Mutex
+	records map[string]Session // session records as last committed (see session)
 }
 
 // Open opens (creating if needed) the store described by opts.
@@ -160,7 +161,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening session store %s: %w", opts.Dir, err)
 	}
 	makePrivate(opts.Dir)
-	s := &Store{db: db, dir: opts.Dir, reserve: opts.MinFreeBytes, locks: map[string]*sync.Mutex{}}
+	s := &Store{db: db, dir: opts.Dir, reserve: opts.MinFreeBytes, locks: map[string]*sync.Mutex{}, records: map[string]Session{}}
 	if err := s.checkFormat(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -339,17 +340,40 @@ func (s *Store) Session(id string) (Session, error) {
 	return s.session(id)
 }
 
-// session is Session for callers already inside an operation.
+// session is Session for callers already inside an operation. Records are cached: this process is the only
+// writer of the store (Badger's directory lock), and every commit of a record refreshes its cache entry, so
+// an append does not read the record back before writing it.
 func (s *Store) session(id string) (Session, error) {
 	if err := validID(id); err != nil {
 		return Session{}, err
 	}
-	var sess Session
+	s.mu.Lock()
+	sess, ok := s.records[id]
+	s.mu.Unlock()
+	if ok {
+		return sess, nil
+	}
 	err := s.db.View(func(txn *badger.Txn) (err error) {
 		sess, err = getSession(txn, id)
 		return err
 	})
+	if err == nil {
+		s.remember(sess)
+	}
 	return sess, err
+}
+
+// remember caches a session record as committed; forget drops it (deleted, or its commit failed).
+func (s *Store) remember(sess Session) {
+	s.mu.Lock()
+	s.records[sess.ID] = sess
+	s.mu.Unlock()
+}
+
+func (s *Store) forget(id string) {
+	s.mu.Lock()
+	delete(s.records, id)
+	s.mu.Unlock()
 }
 
 // Sessions lists the sessions of workspace (all sessions when workspace is empty), most recently updated first.
@@ -683,6 +707,7 @@ func (s *Store) DeleteSession(id string) error {
 		}
 		return txn.Delete(sessionKey(id))
 	})
+	s.forget(id)
 	if err != nil {
 		return err
 	}
@@ -773,12 +798,13 @@ func readMessages(txn *badger.Txn, id string, seqs []uint64) ([]transcript.Messa
 // chunkedWriter writes in as many transactions as Badger's size limit needs; only its final commit, which
 // carries the session record, makes the staged entries part of the session.
 type chunkedWriter struct {
-	db  *badger.DB
-	txn *badger.Txn
+	store *Store
+	db    *badger.DB
+	txn   *badger.Txn
 }
 
 func (s *Store) newChunkedWriter() *chunkedWriter {
-	return &chunkedWriter{db: s.db, txn: s.db.NewTransaction(true)}
+	return &chunkedWriter{store: s, db: s.db, txn: s.db.NewTransaction(true)}
 }
 
 func (w *chunkedWriter) set(k, v []byte) error {
@@ -835,8 +861,10 @@ func (w *chunkedWriter) commitSession(sess Session) error {
 		return err
 	}
 	if err := w.txn.Commit(); err != nil {
+		w.store.forget(sess.ID)
 		return fmt.Errorf("committing session %s: %w", sess.ID, err)
 	}
+	w.store.remember(sess)
 	return nil
 }
 

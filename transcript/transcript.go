@@ -94,6 +94,10 @@ type Message struct {
 	Usage      *Usage    `json:"usage,omitempty"`
 }
 
+// IDs are not secrets: drawing their randomness from a pool filled in batches keeps NewID off a getrandom
+// system call per message (it is on every append's path).
+func init() { uuid.EnableRandPool() }
+
 // NewID returns a new time-ordered message or session ID.
 func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 

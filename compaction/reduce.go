@@ -49,6 +49,10 @@ func Reduce(msgs []transcript.Message, target int) Reduction {
 		total += sizes[i]
 	}
 	red := Reduction{Replace: map[int]transcript.Message{}, Chars: total, Fits: total <= target}
+	// A plain-text message cut to a cap is exactly that long, and cutting it again to a lower cap gives what
+	// cutting the original once to the lower cap gives: its cuts are only counted during the rounds, and the
+	// text is cut once, at the end, to its last cap. Messages with reasoning or tool calls are cut as they go.
+	finalCap := map[int]int{}
 	type cand struct{ pos, size int }
 	for round := 0; round < len(ToolCaps) && !red.Fits; round++ {
 		var cands []cand
@@ -59,23 +63,21 @@ func Reduce(msgs []transcript.Message, target int) Reduction {
 		}
 		sort.SliceStable(cands, func(a, b int) bool { return cands[a].size > cands[b].size })
 		for _, c := range cands {
-			cur, ok := red.Replace[c.pos]
-			if !ok {
-				cur = msgs[c.pos]
-			}
-			cut := cutMessage(cur, sizes[c.pos], capFor(&msgs[c.pos], round))
-			n := cut.Chars()
-			if n >= sizes[c.pos] {
-				continue
-			}
-			if !ok {
-				orig := msgs[c.pos].ID
-				if msgs[c.pos].Truncated && msgs[c.pos].OriginalID != "" {
-					orig = msgs[c.pos].OriginalID // cutting a cut copy again: keep pointing at the original
+			limit := capFor(&msgs[c.pos], round)
+			n := limit
+			if plainText(&msgs[c.pos]) {
+				finalCap[c.pos] = limit
+			} else {
+				cur, ok := red.Replace[c.pos]
+				if !ok {
+					cur = msgs[c.pos]
 				}
-				cut.OriginalID, cut.ID, cut.Truncated = orig, "", true
+				cut := cutMessage(cur, sizes[c.pos], limit)
+				if n = cut.Chars(); n >= sizes[c.pos] {
+					continue
+				}
+				red.Replace[c.pos] = markCut(cut, &msgs[c.pos])
 			}
-			red.Replace[c.pos] = cut
 			total -= sizes[c.pos] - n
 			sizes[c.pos] = n
 			if total <= target {
@@ -84,8 +86,24 @@ func Reduce(msgs []transcript.Message, target int) Reduction {
 			}
 		}
 	}
+	for pos, limit := range finalCap {
+		red.Replace[pos] = markCut(cutMessage(msgs[pos], msgs[pos].Chars(), limit), &msgs[pos])
+	}
 	red.Chars = total
 	return red
+}
+
+// plainText reports a message whose cuts are exact: only text, so a cut to a cap leaves exactly the cap.
+func plainText(m *transcript.Message) bool { return m.Reasoning == "" && len(m.ToolCalls) == 0 }
+
+// markCut marks cut as the reduced copy of orig: a new message (no ID yet) that names the original, the first
+// original when orig is itself a cut copy.
+func markCut(cut transcript.Message, orig *transcript.Message) transcript.Message {
+	cut.OriginalID, cut.ID, cut.Truncated = orig.ID, "", true
+	if orig.Truncated && orig.OriginalID != "" {
+		cut.OriginalID = orig.OriginalID
+	}
+	return cut
 }
 
 // capFor is the cap of round k for m, or 0 when m is never cut (checkpoints, system messages).
@@ -103,19 +121,25 @@ func capFor(m *transcript.Message, round int) int {
 }
 
 // cutMessage shortens m (of size chars) to at most limit chars where possible: reasoning first (signed thinking
-// blocks are dropped whole), then text, then the long
-// string values of its tool call arguments (which stay valid JSON of the same shape, R3a).
+// blocks are dropped whole), then text, then the long string values of its tool call arguments (which stay
+// valid JSON of the same shape, R3a). The text's length comes from size, not from counting it again.
 func cutMessage(m transcript.Message, size, limit int) transcript.Message {
 	excess := size - limit
 	if excess <= 0 {
 		return m
 	}
+	callChars := 0
+	for _, c := range m.ToolCalls {
+		callChars += utf8.RuneCountInString(c.Name) + utf8.RuneCountInString(c.Arguments)
+	}
+	reasoningChars := utf8.RuneCountInString(m.Reasoning)
+	textChars := size - reasoningChars - callChars
 	if m.HasSignedReasoning() {
 		m, excess = transcript.DropThinking(m, excess)
 	} else {
-		m.Reasoning, excess = cutText(m.Reasoning, excess)
+		m.Reasoning, excess = cutText(m.Reasoning, reasoningChars, excess)
 	}
-	m.Text, excess = cutText(m.Text, excess)
+	m.Text, excess = cutText(m.Text, textChars, excess)
 	if excess > 0 && len(m.ToolCalls) > 0 {
 		calls := append([]transcript.ToolCall(nil), m.ToolCalls...)
 		for excess > 0 {
@@ -137,16 +161,16 @@ func cutMessage(m transcript.Message, size, limit int) transcript.Message {
 		}
 		m.ToolCalls = calls
 	}
+	m.Measure()
 	return m
 }
 
-// cutText removes about excess chars from the end of s (never below the marker alone) and appends the
-// marker; it returns the new text and the excess still to remove.
-func cutText(s string, excess int) (string, int) {
+// cutText removes about excess chars from the end of s (n chars long; never below the marker alone) and
+// appends the marker; it returns the new text and the excess still to remove.
+func cutText(s string, n, excess int) (string, int) {
 	if excess <= 0 {
 		return s, excess
 	}
-	n := utf8.RuneCountInString(s)
 	body := strings.TrimSuffix(s, Marker)
 	bodyRunes := n
 	if len(body) < len(s) {
@@ -190,7 +214,7 @@ func cutJSONStrings(args string, excess int) (string, bool) {
 	if json.Unmarshal([]byte(args[sp.start:sp.end]), &val) != nil {
 		return args, false
 	}
-	cut, _ := cutText(val, excess)
+	cut, _ := cutText(val, utf8.RuneCountInString(val), excess)
 	enc, _ := marshalNoEscape(cut)
 	return args[:sp.start] + enc + args[sp.end:], true
 }

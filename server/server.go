@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -85,6 +86,8 @@ type Server struct {
 
 	status *statusSender
 	exit   chan int
+	// readLane bounds the bulk reads running at once (inLane).
+	readLane chan struct{}
 	// background counts the request and notification goroutines still running (drained before the store
 	// closes).
 	background sync.WaitGroup
@@ -107,7 +110,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &Server{opts: opts, log: opts.Log, connCtx: ctx, cfg: opts.Config, files: relevantfiles.NewTracker(),
-		compacting: map[string]bool{}, progress: map[string]*progress{}, inflight: map[string]context.CancelFunc{}, exit: make(chan int, 1)}
+		compacting: map[string]bool{}, progress: map[string]*progress{}, inflight: map[string]context.CancelFunc{}, exit: make(chan int, 1),
+		readLane: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
 	st := newStream(rwc, opts.MaxFrame, func(reason string) { s.log.Warn("bad input from the client", zap.String("reason", reason)) })
 	s.conn = jsonrpc2.NewConn(st)
 	s.status = newStatusSender(ctx, opts.StatusInterval, s.sendStatus)
@@ -216,7 +220,7 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 			cancel()
 		}()
 		started := time.Now()
-		result, err := s.safeCall(rctx, call)
+		result, err := s.inLane(rctx, call)
 		s.log.Debug("request", zap.String("method", call.Method()), zap.Duration("took", time.Since(started)), zap.Error(err))
 		if err != nil && rctx.Err() != nil && s.connCtx.Err() == nil {
 			err = &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled: " + err.Error()}
@@ -227,6 +231,25 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		}
 	}()
 	return nil
+}
+
+// bulkReads are the requests that decode and encode whole transcripts: CPU work that gains nothing from
+// running more of them at once than there are cores, and that would then delay everything else.
+var bulkReads = map[string]bool{"alisio/session": true, "alisio/checkpoint": true, "alisio/sessions": true}
+
+// inLane runs call, bulk reads through the read lane: at most GOMAXPROCS-1 of them at once (at least one), so
+// that a flood of them leaves a core for the meter (alisio/status), cancellation and the rest. A request
+// cancelled while it waits for the lane is answered as cancelled.
+func (s *Server) inLane(ctx context.Context, call *jsonrpc2.Call) (any, error) {
+	if bulkReads[call.Method()] {
+		select {
+		case s.readLane <- struct{}{}:
+			defer func() { <-s.readLane }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.safeCall(ctx, call)
 }
 
 // safeCall dispatches call and turns a panic into an internal error reply.

@@ -577,6 +577,7 @@ func (s *Store) History(id string) ([]transcript.Message, error) {
 				return fmt.Errorf("decoding message %d of session %s: %w", seq, id, err)
 			}
 			m.Compacted = !live[seq]
+			m.Measure()
 			out = append(out, m)
 		}
 		return nil
@@ -790,6 +791,7 @@ func readMessages(txn *badger.Txn, id string, seqs []uint64) ([]transcript.Messa
 		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &out[idx]) }); err != nil {
 			return nil, fmt.Errorf("decoding message %d of session %s: %w", seqs[idx], id, err)
 		}
+		out[idx].Measure()
 		it.Next()
 	}
 	return out, nil
@@ -846,6 +848,7 @@ func (w *chunkedWriter) stage(id string, head Head, epoch uint64, pos int, msgs 
 		}
 		head.NextSeq++
 		pos++
+		m.Measure()
 		stored[i] = m
 	}
 	head.ViewLen = pos

@@ -103,5 +103,6 @@ func DropThinking(m Message, excess int) (Message, int) {
 	if len(m.Items) == 0 {
 		m.Items = nil
 	}
+	m.Measure()
 	return m, excess
 }

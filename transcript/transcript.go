@@ -92,6 +92,8 @@ type Message struct {
 	OriginalID string    `json:"originalId,omitempty"`
 	CreatedAt  time.Time `json:"createdAt"`
 	Usage      *Usage    `json:"usage,omitempty"`
+	// measured is Chars()+1 as cached by Measure, 0 when not measured.
+	measured int
 }
 
 // IDs are not secrets: drawing their randomness from a pool filled in batches keeps NewID off a getrandom
@@ -102,8 +104,21 @@ func init() { uuid.EnableRandPool() }
 func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // Chars counts the Unicode code points the message sends: its text, reasoning, tool call names and
-// arguments. JSON punctuation and opaque provider items do not count (SPEC §0 "chars").
+// arguments. JSON punctuation and opaque provider items do not count (SPEC §0 "chars"). It returns the count
+// cached by Measure when there is one, so that measuring a long transcript again costs nothing.
 func (m *Message) Chars() int {
+	if m.measured > 0 {
+		return m.measured - 1
+	}
+	return m.count()
+}
+
+// Measure caches the message's char count for Chars. Whoever builds a message that stays (the store when it
+// reads or writes one, an import, a reduction's cut copy) measures it once, after its last change to Text,
+// Reasoning or ToolCalls.
+func (m *Message) Measure() { m.measured = m.count() + 1 }
+
+func (m *Message) count() int {
 	n := utf8.RuneCountInString(m.Text) + utf8.RuneCountInString(m.Reasoning)
 	for _, c := range m.ToolCalls {
 		n += utf8.RuneCountInString(c.Name) + utf8.RuneCountInString(c.Arguments)

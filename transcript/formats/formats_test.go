@@ -134,6 +134,7 @@ func roundTrip(t *testing.T, im Imported) {
 					}
 				}
 			}
+			w.Measure() // after the edits above
 			if !reflect.DeepEqual(g, w) {
 				t.Fatalf("%s round trip changed message %d:\n got  %+v\n want %+v", f, i, g, w)
 			}

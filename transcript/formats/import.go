@@ -140,6 +140,9 @@ func Import(data []byte, format Format) (Imported, error) {
 			msgs = append(msgs, m)
 		}
 	}
+	for i := range msgs {
+		msgs[i].Measure()
+	}
 	out.Messages = msgs
 	return out, nil
 }

@@ -89,6 +89,9 @@ func Generate(cfg Config) []transcript.Message {
 		add(transcript.Message{Role: transcript.RoleAssistant, Text: "Running the tests.", ToolCalls: []transcript.ToolCall{
 			{ID: "call_open", Name: "run", Arguments: `{"command":"go test ./..."}`}}})
 	}
+	for i := range out {
+		out[i].Measure()
+	}
 	return out
 }
 

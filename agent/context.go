@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/alisio-lsp/alisio-lsp/agent/plugins"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
@@ -118,10 +119,10 @@ func (m *ContextManager) budget() compaction.Budget {
 
 // options are the summarizer settings: the output budget and, for a model, the input one call may take
 // (the effective window minus the output budget, with a 10% margin for the estimate).
-func (m *ContextManager) options(reason compaction.Reason, focus string) compaction.Options {
+func (m *ContextManager) options(sess storage.Session, reason compaction.Reason, focus string) compaction.Options {
 	cfg := m.Settings()
 	o := compaction.Options{KeepTurns: cfg.Compaction.KeepTurns, MaxOutputTokens: cfg.Compaction.MaxOutputTokens,
-		Reason: reason, Focus: focus}
+		Reason: reason, Focus: focus, Session: sess.ID, Workspace: sess.Workspace, Plugins: plugins.FromSettings(cfg, m.Store)}
 	if m.Files != nil {
 		for _, e := range m.Files.Ranked(30) {
 			o.RelevantFiles = append(o.RelevantFiles, compaction.RelevantFile{Path: e.Path, Reason: e.Use.String()})
@@ -205,13 +206,29 @@ func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status 
 	return st
 }
 
+// NewSession creates a session of workspace titled title. With the memory plugin on, it starts with the
+// workspace's memories in its instructions (PH3).
+func (m *ContextManager) NewSession(title, workspace string) (storage.Session, error) {
+	sess := storage.Session{Title: title, Workspace: workspace}
+	if m.Settings().Memory.Enabled {
+		ms, err := m.Store.Memories(workspace)
+		if err != nil {
+			return storage.Session{}, err
+		}
+		if text := plugins.Render(ms); text != "" {
+			sess.Instructions = []string{text}
+		}
+	}
+	return m.Store.CreateSession(sess, nil)
+}
+
 // Compact runs a manual compaction of session id with an optional focus (C3) and persists it atomically.
 func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit compaction.Emitter) (compaction.Result, error) {
 	v, err := m.Store.Transcript(id)
 	if err != nil {
 		return compaction.Result{}, err
 	}
-	res, err := compaction.Compact(ctx, m.input(v), m.options(compaction.ReasonManual, focus), m.Summarizer, emit)
+	res, err := compaction.Compact(ctx, m.input(v), m.options(v.Session, compaction.ReasonManual, focus), m.Summarizer, emit)
 	if err != nil {
 		return res, err
 	}
@@ -253,7 +270,7 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 	in := m.input(v)
 	meter := sum.meter
 	in.Meter = &meter
-	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), m.options(compaction.ReasonAuto, ""), m.Summarizer, g, emit)
+	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), m.options(v.Session, compaction.ReasonAuto, ""), m.Summarizer, g, emit)
 	var budgetErr *compaction.BudgetError
 	if perr != nil && !errors.As(perr, &budgetErr) {
 		return prepared{Prepared: p}, perr

@@ -9,6 +9,7 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -75,6 +76,9 @@ type Options struct {
 	// merged into the checkpoint's relevantFiles after the summarizer's own. DeletedFiles are dropped from it.
 	RelevantFiles []RelevantFile
 	DeletedFiles  []string
+	// Plugins extend the compaction (PH1); Session and Workspace are what their hooks are told.
+	Plugins            []Plugin
+	Session, Workspace string
 }
 
 // maxRelevantFiles bounds the checkpoint's relevantFiles.
@@ -133,7 +137,8 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 			DurationMs: time.Since(start).Milliseconds()})
 		return Result{}, err
 	}
-	cp, stats, err := summarize(ctx, in.View[:span.End], opts, s)
+	ext := beforeHooks(ctx, opts, emit)
+	cp, stats, err := summarize(ctx, in.View[:span.End], opts, s, ext)
 	if err != nil {
 		return fail(err)
 	}
@@ -152,12 +157,23 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 			DurationMs: time.Since(start).Milliseconds()})
 		return Result{}, err
 	}
+	// The plugins' context goes after the checkpoint's own content, in the same message: it is sent with it,
+	// never cut, and replaced with it by the next compaction (whose plugins inject it again).
+	if inject, reports := afterHooks(ctx, ext, opts, cp, stats.pluginFields, emit); len(inject) > 0 || len(reports) > 0 {
+		stats.reports = reports
+		if len(inject) > 0 {
+			text += "\n\n" + strings.Join(inject, "\n\n")
+			rw.Insert[0].Text = text
+			after = rw.Apply(in.View)
+			afterChars = in.InstructionsChars + transcript.TotalChars(after)
+		}
+	}
 	ev := Event{Type: EventCompleted, Reason: opts.Reason, Rule: opts.Rule,
 		BeforeChars: before, BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars),
 		AfterChars: afterChars, AfterTokens: transcript.EstimateTokens(afterChars + in.ToolsChars),
 		SpanMessages: span.End, SpanChars: transcript.TotalChars(in.View[:span.End]),
 		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
-		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "",
+		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "", Plugins: stats.reports,
 		DurationMs: time.Since(start).Milliseconds()}
 	if cp.Partial {
 		ev.Message = "The checkpoint is partial: the summarizer's output budget cut it. Raise compaction.maxOutputTokens (now " +
@@ -170,12 +186,15 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 type summaryStats struct {
 	chunks    int
 	recovered []string
+	// pluginFields are the plugins' output fields from the replies; reports what their AfterCompact said.
+	pluginFields map[string]json.RawMessage
+	reports      []PluginReport
 }
 
 // summarize turns span into a checkpoint, in chunks when it does not fit one summarizer call (oldest first,
 // each chunk updating the running checkpoint), asking once more for fields a cut reply lost.
-func summarize(ctx context.Context, span []transcript.Message, opts Options, s Summarizer) (Checkpoint, summaryStats, error) {
-	var stats summaryStats
+func summarize(ctx context.Context, span []transcript.Message, opts Options, s Summarizer, ext extension) (Checkpoint, summaryStats, error) {
+	stats := summaryStats{pluginFields: map[string]json.RawMessage{}}
 	var prev *Checkpoint
 	if len(span) > 0 && span[0].Summary {
 		if cp, err := ParseStructured(span[0].Structured); err == nil {
@@ -190,10 +209,12 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 	for _, c := range chunks {
 		stats.chunks++
 		req := buildRequest(c, prev, opts.Focus, opts.MaxOutputTokens, nil)
+		req.System, req.Schema, req.ExtraFields = ext.system(req.System), ext.schema(), ext.fieldNames()
 		reply, err := s.Summarize(ctx, req)
 		if err != nil {
 			return Checkpoint{}, stats, fmt.Errorf("summarizer: %w", err)
 		}
+		ext.collect(reply.Text, stats.pluginFields)
 		cp, err = parseReply(reply.Text, reply.Truncated)
 		if errors.Is(err, errNothingUsable) {
 			if reply.Truncated {

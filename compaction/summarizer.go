@@ -29,6 +29,8 @@ type SummaryRequest struct {
 	Focus    string
 	// Fields, when set, restricts the reply to these checkpoint fields (the follow-up for missing fields).
 	Fields []string
+	// ExtraFields are the plugins' output fields the schema adds (PH1).
+	ExtraFields []string
 }
 
 // SummaryReply is the summarizer's answer.

@@ -22,6 +22,9 @@ type Config struct {
 	PluginHooks PluginHooks        `json:"pluginHooks"`
 	Provider    Provider           `json:"provider"`
 	Profiles    map[string]Profile `json:"profiles,omitempty"`
+	// Plugins are external compaction hooks (docs/plugins.md); Memory the built-in memory plugin.
+	Plugins []Plugin `json:"plugins,omitempty"`
+	Memory  Memory   `json:"memory"`
 	// Profile names the active entry of Profiles; its provider settings override Provider.
 	Profile string `json:"profile,omitempty"`
 	// DataDir overrides the per-user data directory (alisio.dataDir).
@@ -48,6 +51,22 @@ type Limits struct {
 	MaxOutputTokens int `json:"maxOutputTokens"`
 	// MaxTokens caps a session's total tokens; 0 means no cap.
 	MaxTokens int `json:"maxTokens"`
+}
+
+// Plugin is an external hook program: one process per hook call, JSON on stdin and stdout.
+type Plugin struct {
+	Name    string            `json:"name"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// Disabled keeps the entry but does not run it.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// Memory configures the built-in memory plugin (PH3).
+type Memory struct {
+	// Enabled saves durable memories at each compaction and starts new sessions with them. Default true.
+	Enabled bool `json:"enabled"`
 }
 
 // PluginHooks configures compaction hooks.
@@ -89,6 +108,7 @@ func Default() Config {
 		Compaction:  Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000},
 		Limits:      Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096},
 		PluginHooks: PluginHooks{TimeoutMs: 5000},
+		Memory:      Memory{Enabled: true},
 	}
 }
 
@@ -162,6 +182,7 @@ func decodeStrict(raw []byte, v any, prefix string) error {
 }
 
 func (c Config) clone() Config {
+	c.Plugins = append([]Plugin(nil), c.Plugins...)
 	if c.Profiles != nil {
 		p := make(map[string]Profile, len(c.Profiles))
 		for k, v := range c.Profiles {
@@ -265,6 +286,13 @@ func (c *Config) Validate() error {
 		check(validThinking(p.ThinkingBudget), "profiles."+name+".thinkingBudget", p.ThinkingBudget, "0 (off) or 1024–1000000")
 		check(validBaseURL(p.BaseURL), "profiles."+name+".baseURL", quote(p.BaseURL), "an http:// or https:// URL, such as http://localhost:8080/v1")
 		check(p.Values.ContextWindow >= 0, "profiles."+name+".values.contextWindow", p.Values.ContextWindow, "0 or more")
+	}
+	seen := map[string]bool{"memory": true}
+	for i, p := range c.Plugins {
+		field := fmt.Sprintf("plugins[%d]", i)
+		check(p.Name != "" && !seen[p.Name], field+".name", quote(p.Name), `a name of its own (not empty, not "memory", not another plugin's)`)
+		check(strings.TrimSpace(p.Command) != "", field+".command", quote(p.Command), "the program to run (a path, or a name on PATH)")
+		seen[p.Name] = true
 	}
 	if c.Profile != "" {
 		_, ok := c.Profiles[c.Profile]

@@ -70,7 +70,8 @@ func (s *Server) root() string {
 
 // resolveSession returns id, or the workspace's most recent session; a non-empty title creates one (so
 // titled) when there is none.
-func (s *Server) resolveSession(st *storage.Store, id string, title string) (string, error) {
+func (s *Server) resolveSession(ag *agent.Agent, id string, title string) (string, error) {
+	st := ag.Store
 	if id != "" {
 		if _, err := st.Session(id); err != nil {
 			return "", err
@@ -88,7 +89,7 @@ func (s *Server) resolveSession(st *storage.Store, id string, title string) (str
 	if title == "" {
 		return "", errors.New("this workspace has no session yet: send a prompt first, or create one with alisio/newSession")
 	}
-	sess, err := st.CreateSession(storage.Session{Title: title, Workspace: ws}, nil)
+	sess, err := ag.NewSession(title, ws)
 	return sess.ID, err
 }
 
@@ -106,11 +107,11 @@ func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
 	if strings.TrimSpace(p.Text) == "" {
 		return nil, &paramsError{"text is required"}
 	}
-	st, ag, err := s.storeAndAgent()
+	_, ag, err := s.storeAndAgent()
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.resolveSession(st, p.Session, agent.SessionTitle(p.Text))
+	id, err := s.resolveSession(ag, p.Session, agent.SessionTitle(p.Text))
 	if err != nil {
 		return nil, err
 	}
@@ -133,11 +134,11 @@ type compactParams struct {
 
 func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p compactParams
-	st, ag, err := s.begin(raw, &p, nil)
+	_, ag, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.resolveSession(st, p.Session, "")
+	id, err := s.resolveSession(ag, p.Session, "")
 	if err != nil {
 		return nil, err
 	}
@@ -227,15 +228,14 @@ func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error)
 	var p struct {
 		Title string `json:"title"`
 	}
-	st, _, err := s.begin(raw, &p, nil)
+	_, ag, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}
-	ws := s.root()
 	if p.Title == "" {
 		p.Title = "New session"
 	}
-	sess, err := st.CreateSession(storage.Session{Title: p.Title, Workspace: ws}, nil)
+	sess, err := ag.NewSession(p.Title, s.root())
 	if err != nil {
 		return nil, err
 	}
@@ -302,11 +302,11 @@ func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, err
 	var p struct {
 		Session string `json:"session"`
 	}
-	st, _, err := s.begin(raw, &p, nil)
+	_, ag, err := s.begin(raw, &p, nil)
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.resolveSession(st, p.Session, "")
+	id, err := s.resolveSession(ag, p.Session, "")
 	if err != nil {
 		return nil, err
 	}

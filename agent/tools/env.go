@@ -17,8 +17,8 @@ var (
 	secretMarkers = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"}
 )
 
-// commandEnv is the environment of a command run in workspace: the allowed variables of environ, and PWD.
-func commandEnv(environ []string, workspace string) []string {
+// SafeEnv is the allowed part of environ: what a command or a plugin process inherits.
+func SafeEnv(environ []string) []string {
 	out := make([]string, 0, len(allowedEnv)+2)
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -26,7 +26,7 @@ func commandEnv(environ []string, workspace string) []string {
 			out = append(out, kv)
 		}
 	}
-	return append(out, "PWD="+workspace)
+	return out
 }
 
 func envAllowed(name string) bool {

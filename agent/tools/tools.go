@@ -476,7 +476,7 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", commandWrapper, "alisio-command", args["command"].(string))
 	cmd.Dir = s.dir
-	cmd.Env = commandEnv(os.Environ(), s.dir)
+	cmd.Env = append(SafeEnv(os.Environ()), "PWD="+s.dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

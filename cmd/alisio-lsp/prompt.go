@@ -44,7 +44,7 @@ func (a *app) promptCommand() *cobra.Command {
 				}
 				defer ag.Tools.Close()
 				if sessionID == "" {
-					sess, err := st.CreateSession(storage.Session{Title: agent.SessionTitle(text), Workspace: ag.Tools.Dir()}, nil)
+					sess, err := ag.NewSession(agent.SessionTitle(text), ag.Tools.Dir())
 					if err != nil {
 						return err
 					}

@@ -29,7 +29,7 @@ type HookInput struct {
 	Reason    Reason `json:"reason,omitempty"`
 	Focus     string `json:"focus,omitempty"`
 	// Checkpoint (the one just written) and Fields (the plugin's own output fields) are set for AfterCompact.
-	Checkpoint *Checkpoint                 `json:"checkpoint,omitempty"`
+	Checkpoint *Checkpoint                `json:"checkpoint,omitempty"`
 	Fields     map[string]json.RawMessage `json:"fields,omitempty"`
 }
 

@@ -32,7 +32,6 @@ func (h *hook) AfterCompact(_ context.Context, in compaction.HookInput) (compact
 	return h.after, h.afterErr
 }
 
-
 // TestCompact_PluginsExtendTheSameSummarizerCall: both hooks in one compaction. The single summarizer call
 // carries each plugin's instructions and output fields in its schema; each AfterCompact gets the checkpoint
 // and only its own fields; injected context lands after the checkpoint; the reports reach the event.

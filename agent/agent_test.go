@@ -643,3 +643,71 @@ func TestAgent_ImportedInstructionsAreSent(t *testing.T) {
 	}
 	h.checkAll(t, sess.ID)
 }
+
+// TestAgent_MemoryPlugin (PH3): a compaction asks the summarizer, in the same call, for durable memories; the
+// new ones are saved for the workspace without duplicates, injected after the checkpoint and reported; new
+// sessions of the workspace start with them; turned off, nothing is asked or saved.
+func TestAgent_MemoryPlugin(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 20_000
+	var replies []providertest.Reply
+	for i := 0; i < 12; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+			call(fmt.Sprintf("call_m%02d", i), "run_command", `{"command":"head -c 2500 /dev/zero | tr '\\0' m"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "Done."}, providertest.Reply{Text: "Hello again."})
+	h := newHarness(t, cfg, providertest.Script{Replies: replies})
+	id := h.session(t)
+	if _, err := h.agent.Prompt(context.Background(), id, "Always run gofmt before committing."); err != nil {
+		t.Fatal(err)
+	}
+	h.checkAll(t, id)
+	var summaryReqs int
+	for _, r := range h.server.Requests() {
+		if strings.Contains(stringify(r["response_format"]), `"memories"`) {
+			summaryReqs++
+		}
+	}
+	mems, err := h.store.Memories(h.ws)
+	if err != nil || len(mems) != 1 || mems[0].Text != "Always run gofmt before committing." || mems[0].Session != id || summaryReqs == 0 {
+		t.Fatalf("memories %+v (%v), %d summarizer requests asked for them", mems, err, summaryReqs)
+	}
+	reported := false
+	for _, e := range h.events {
+		if e.Kind == agent.EventCompaction && e.Compaction.Type == compaction.EventCompleted {
+			for _, r := range e.Compaction.Plugins {
+				reported = reported || r.Plugin == "memory" && strings.Contains(r.Summary, "(1 for this workspace)")
+			}
+		}
+	}
+	v, _ := h.store.Transcript(id)
+	if !reported || !strings.Contains(v.Messages[0].Text, "## Context from the memory plugin") || !strings.Contains(v.Messages[0].Text, "- Always run gofmt before committing.") {
+		t.Fatalf("reported %v; checkpoint %q", reported, v.Messages[0].Text)
+	}
+	// Another compaction of the same material saves nothing twice.
+	if _, err := h.agent.Compact(context.Background(), id, "", nil); err != nil && !errors.Is(err, compaction.ErrNothingToSummarize) && !errors.Is(err, compaction.ErrNoGain) {
+		t.Fatal(err)
+	}
+	if again, _ := h.store.Memories(h.ws); len(again) != 1 {
+		t.Fatalf("duplicates: %+v", again)
+	}
+	// A new session of the workspace starts with the memories; the model receives them.
+	sess, err := h.agent.NewSession("next", h.ws)
+	if err != nil || len(sess.Instructions) != 1 || !strings.Contains(sess.Instructions[0], "Always run gofmt") {
+		t.Fatalf("%+v %v", sess, err)
+	}
+	if _, err := h.agent.Prompt(context.Background(), sess.ID, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	last := h.server.Requests()[len(h.server.Requests())-1]
+	if !strings.Contains(stringify(last["messages"]), "Always run gofmt before committing.") {
+		t.Fatal("the new session's request does not carry the memories")
+	}
+	// Turned off: a new session starts without them and compactions do not ask for them.
+	off := h.agent.Settings()
+	off.Memory.Enabled = false
+	h.agent.SetSettings(off)
+	if plain, _ := h.agent.NewSession("plain", h.ws); len(plain.Instructions) != 0 {
+		t.Fatalf("memory off, yet the session starts with %v", plain.Instructions)
+	}
+}

@@ -28,6 +28,7 @@ var methods = map[string]handlerFunc{
 	"alisio/checkpoint": (*Server).checkpoint,
 	"alisio/tools":      (*Server).tools,
 	"alisio/status":     (*Server).statusRequest,
+	"alisio/memories":   (*Server).memories,
 }
 
 func methodNames() []string {
@@ -296,6 +297,31 @@ func (s *Server) tools(_ context.Context, raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return ag.Tools.Describe(), nil
+}
+
+// memories lists the workspace's memories, after deleting the one named by delete when given.
+func (s *Server) memories(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Delete string `json:"delete"`
+	}
+	st, _, err := s.begin(raw, &p, nil)
+	if err != nil {
+		return nil, err
+	}
+	ws := s.root()
+	if p.Delete != "" {
+		if err := st.DeleteMemory(ws, p.Delete); err != nil {
+			return nil, err
+		}
+	}
+	ms, err := st.Memories(ws)
+	if err != nil {
+		return nil, err
+	}
+	if ms == nil {
+		ms = []storage.Memory{}
+	}
+	return map[string]any{"workspace": ws, "memories": ms}, nil
 }
 
 func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, error) {

@@ -509,3 +509,22 @@ func TestStatusAfterInitialized(t *testing.T) {
 		return false
 	})
 }
+
+func TestMemoriesMethod(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	added, err := e.store.AddMemories(e.ws, "s", []string{"Use tabs.", "Never push."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Workspace string
+		Memories  []storage.Memory
+	}
+	if err := e.client.Call(ctx(t), "alisio/memories", map[string]any{"delete": added[0].ID}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Workspace != e.ws || len(res.Memories) != 1 || res.Memories[0].Text != "Never push." {
+		t.Fatalf("%+v", res)
+	}
+}

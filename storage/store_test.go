@@ -395,3 +395,40 @@ func TestTitlesAreOneLine(t *testing.T) {
 		t.Fatalf("title %q / %q", got.Title, list[0].Title)
 	}
 }
+
+// TestMemories: memories are kept per workspace across reopenings, without duplicates (case, spacing and
+// final punctuation aside), and can be deleted.
+func TestMemories(t *testing.T) {
+	s, dir := openTemp(t)
+	added, err := s.AddMemories("/a", "s1", []string{"Use tabs.", "use  TABS", "Tests run with make test", " "})
+	if err != nil || len(added) != 2 {
+		t.Fatalf("%+v %v", added, err)
+	}
+	if more, _ := s.AddMemories("/a", "s2", []string{"tests run with make test!", "Never push to main"}); len(more) != 1 || more[0].Text != "Never push to main" {
+		t.Fatalf("second batch: %+v", more)
+	}
+	if other, _ := s.Memories("/b"); len(other) != 0 {
+		t.Fatalf("another workspace sees %+v", other)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	ms, err := s2.Memories("/a")
+	if err != nil || len(ms) != 3 || ms[0].Text != "Use tabs." || ms[0].Session != "s1" {
+		t.Fatalf("after reopening: %+v %v", ms, err)
+	}
+	if err := s2.DeleteMemory("/a", ms[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.DeleteMemory("/a", ms[0].ID); err == nil {
+		t.Fatal("deleting twice")
+	}
+	if left, _ := s2.Memories("/a"); len(left) != 2 {
+		t.Fatalf("after delete: %+v", left)
+	}
+}

@@ -345,6 +345,17 @@ func autoCheckpoint(req map[string]any) string {
 				delete(cp, k)
 			}
 		}
+		// Fields a plugin added: arrays get the user's words (a memory plugin saves them), strings a note.
+		for k, v := range props {
+			if _, have := cp[k]; have {
+				continue
+			}
+			if p, _ := v.(map[string]any); p["type"] == "array" {
+				cp[k] = instructions
+			} else {
+				cp[k] = "(test provider) " + k
+			}
+		}
 	}
 	b, _ := json.Marshal(cp)
 	return string(b)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
@@ -481,5 +482,30 @@ func TestCLI_Tools(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &line); err != nil || line.Type != "tools" || len(line.Sources) != 1 || line.Sources[0].Count != 6 ||
 		line.CatalogChars != line.Sources[0].Chars || !strings.Contains(line.Confinement, "run_command") {
 		t.Fatalf("tools: %v %s", err, out)
+	}
+}
+
+// TestCLI_Memories lists and deletes what the memory plugin saved for a workspace.
+func TestCLI_Memories(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	st, err := storage.OpenDataDir(data, storage.DefaultOptions(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, err := st.AddMemories(ws, "s1", []string{"Use tabs.", "Tests run with make test."})
+	if err != nil || st.Close() != nil {
+		t.Fatal(err)
+	}
+	out := mustCLI(t, data, "memories", "list", "--workspace", ws)
+	if !strings.Contains(out, "Use tabs.") || !strings.Contains(out, added[1].ID) {
+		t.Fatalf("list: %s", out)
+	}
+	mustCLI(t, data, "memories", "delete", added[0].ID, "--workspace", ws)
+	out = mustCLI(t, data, "--json", "memories", "list", "--workspace", ws)
+	if strings.Count(out, "\n") != 1 || strings.Contains(out, "Use tabs.") || !strings.Contains(out, `"type":"memory"`) {
+		t.Fatalf("after delete: %s", out)
+	}
+	if _, errOut, code := cli(t, data, "", "memories", "delete", "nope", "--workspace", ws); code != 1 || !strings.Contains(errOut, "no memory") {
+		t.Fatalf("deleting an unknown memory: %d %s", code, errOut)
 	}
 }

@@ -61,6 +61,10 @@ type Agent struct {
 	// OnEvent, when set, receives every event of every turn.
 	OnEvent func(Event)
 
+	// mcpMu serializes SyncMCP; mcp holds the connected MCP servers and the settings they were started with.
+	mcpMu sync.Mutex
+	mcp   map[string]mcpConn
+
 	mu       sync.Mutex
 	sessions map[string]*sessionState
 }
@@ -434,7 +438,7 @@ func resultSlot(msgs []transcript.Message, callID string) int {
 }
 
 // New builds the agent for the workspace at dir with cfg: the configured provider, its context window (from
-// the settings, else the provider's model list), and the built-in tools.
+// the settings, else the provider's model list), and the built-in tools; SyncMCP adds the MCP servers'.
 func New(ctx context.Context, store *storage.Store, cfg config.Config, dir string, log *zap.Logger, opts provider.Options) (*Agent, error) {
 	if log == nil {
 		log = zap.NewNop()
@@ -478,8 +482,9 @@ func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: s, Instructions: DefaultInstructions,
-		ToolsChars: ts.CatalogChars()}, Tools: ts, Log: zap.NewNop()}
+	a := &Agent{ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: s, Instructions: DefaultInstructions},
+		Tools: ts, Log: zap.NewNop()}
+	a.SetToolsChars(ts.CatalogChars())
 	a.UseFiles(files)
 	return a, nil
 }

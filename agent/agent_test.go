@@ -2,8 +2,10 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
@@ -709,5 +713,50 @@ func TestAgent_MemoryPlugin(t *testing.T) {
 	h.agent.SetSettings(off)
 	if plain, _ := h.agent.NewSession("plain", h.ws); len(plain.Instructions) != 0 {
 		t.Fatalf("memory off, yet the session starts with %v", plain.Instructions)
+	}
+}
+
+// TestAgent_MCPToolsJoinTheCatalog: an MCP server's tools join the catalog under its name, the model calls
+// them like the built-ins, each source's size is shown, a 100k+ char catalog never causes F1 (TC1: it counts
+// for the window, never for the hard limit), and disabling the server applies live.
+func TestAgent_MCPToolsJoinTheCatalog(t *testing.T) {
+	srv := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "docs"}, nil)
+	srv.AddTool(&sdkmcp.Tool{Name: "lookup", Description: strings.Repeat("Looks things up in the project wiki. ", 3_000),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
+		func(context.Context, *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
+			return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: "found it: use make test"}}}, nil
+		})
+	hs := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return srv }, nil))
+	defer hs.Close()
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 50_000
+	cfg.MCPServers = map[string]config.MCPServer{"docs": {URL: hs.URL}}
+	h := newHarness(t, cfg, providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{call("c1", "docs__lookup", `{"q":"how to test"}`)}}, {Text: "Use make test."}}})
+	h.agent.SyncMCP(context.Background(), h.agent.Settings())
+	d := h.agent.Tools.Describe()
+	if len(d.Sources) != 2 || d.Sources[1].Source != "docs" || d.Sources[1].Count != 1 || d.Sources[1].Chars < 100_000 || d.CatalogChars < 100_000 {
+		t.Fatalf("catalog %+v", d)
+	}
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "how do I run the tests?")
+	if err != nil || res.Reply != "Use make test." {
+		t.Fatalf("a 100k-char catalog must not fail the turn (TC1): %v %+v", err, res)
+	}
+	v, _ := h.store.Transcript(id)
+	if v.Messages[2].Text != "found it: use make test" || v.Messages[2].ToolCallID != "c1" {
+		t.Fatalf("the MCP result: %+v", v.Messages[2])
+	}
+	if st, _ := h.agent.Status(id); st.ToolsChars < 100_000 || st.WindowFraction <= st.CharsFraction {
+		t.Fatalf("the meter must count the catalog for the window: %+v", st)
+	}
+	off := h.agent.Settings()
+	off.MCPServers = map[string]config.MCPServer{"docs": {URL: hs.URL, Disabled: true}}
+	h.agent.SyncMCP(context.Background(), off)
+	if d := h.agent.Tools.Describe(); len(d.Sources) != 1 || h.agent.ToolsChars() > 10_000 {
+		t.Fatalf("after disabling: %+v", d)
+	}
+	if out, isErr := h.agent.Tools.Run(context.Background(), "docs__lookup", `{}`); !isErr || !strings.Contains(out, "unknown tool") {
+		t.Fatalf("a disabled server's tool: %q", out)
 	}
 }

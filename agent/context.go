@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/plugins"
@@ -30,8 +31,8 @@ type ContextManager struct {
 	Summarizer compaction.Summarizer
 	// Instructions are the agent's own fixed instructions, sent with every request.
 	Instructions string
-	// ToolsChars is the size of the serialized tool catalog (TC1).
-	ToolsChars int
+	// toolsChars is the size of the serialized tool catalog (TC1); it changes with the MCP servers enabled.
+	toolsChars atomic.Int64
 	// Window is the model's context window in tokens (0: unknown) and WindowSource where it came from.
 	Window       int
 	WindowSource string
@@ -93,6 +94,12 @@ type Status struct {
 	UncertainCalls        []string `json:"uncertainCalls"`
 }
 
+// ToolsChars is the size of the tool catalog every request carries (TC1).
+func (m *ContextManager) ToolsChars() int { return int(m.toolsChars.Load()) }
+
+// SetToolsChars records the catalog's size, when its tools change.
+func (m *ContextManager) SetToolsChars(n int) { m.toolsChars.Store(int64(n)) }
+
 // SystemPrompt is what a request of session sess sends as instructions: the agent's own, then the session's
 // (an imported system prompt). The meter counts exactly this text.
 func (m *ContextManager) SystemPrompt(sess storage.Session) string {
@@ -110,7 +117,7 @@ func (m *ContextManager) SystemPrompt(sess storage.Session) string {
 
 func (m *ContextManager) input(v storage.View) compaction.Input {
 	return compaction.Input{View: v.Messages, BaseEpoch: v.Session.Head.Epoch,
-		InstructionsChars: utf8.RuneCountInString(m.SystemPrompt(v.Session)), ToolsChars: m.ToolsChars}
+		InstructionsChars: utf8.RuneCountInString(m.SystemPrompt(v.Session)), ToolsChars: m.ToolsChars()}
 }
 
 func (m *ContextManager) budget() compaction.Budget {

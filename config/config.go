@@ -25,6 +25,8 @@ type Config struct {
 	// Plugins are external compaction hooks (docs/plugins.md); Memory the built-in memory plugin.
 	Plugins []Plugin `json:"plugins,omitempty"`
 	Memory  Memory   `json:"memory"`
+	// MCPServers are MCP servers whose tools join the agent's catalog, by name.
+	MCPServers map[string]MCPServer `json:"mcpServers,omitempty"`
 	// Profile names the active entry of Profiles; its provider settings override Provider.
 	Profile string `json:"profile,omitempty"`
 	// DataDir overrides the per-user data directory (alisio.dataDir).
@@ -61,6 +63,18 @@ type Plugin struct {
 	Env     map[string]string `json:"env,omitempty"`
 	// Disabled keeps the entry but does not run it.
 	Disabled bool `json:"disabled,omitempty"`
+}
+
+// MCPServer is one MCP server: a program spoken to over stdio (Command, Args, Env) or a streamable HTTP
+// endpoint (URL).
+type MCPServer struct {
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	// Disabled keeps the entry without starting the server; TimeoutMs bounds each call (default 60000).
+	Disabled  bool `json:"disabled,omitempty"`
+	TimeoutMs int  `json:"timeoutMs,omitempty"`
 }
 
 // Memory configures the built-in memory plugin (PH3).
@@ -183,6 +197,13 @@ func decodeStrict(raw []byte, v any, prefix string) error {
 
 func (c Config) clone() Config {
 	c.Plugins = append([]Plugin(nil), c.Plugins...)
+	if c.MCPServers != nil {
+		m := make(map[string]MCPServer, len(c.MCPServers))
+		for k, v := range c.MCPServers {
+			m[k] = v
+		}
+		c.MCPServers = m
+	}
 	if c.Profiles != nil {
 		p := make(map[string]Profile, len(c.Profiles))
 		for k, v := range c.Profiles {
@@ -294,6 +315,13 @@ func (c *Config) Validate() error {
 		check(strings.TrimSpace(p.Command) != "", field+".command", quote(p.Command), "the program to run (a path, or a name on PATH)")
 		seen[p.Name] = true
 	}
+	for name, m := range c.MCPServers {
+		field := "mcpServers." + name
+		check(validToolPrefix(name), field, quote(name), "a name of letters, digits, _ and - (up to 20), which prefixes its tools")
+		check((m.Command == "") != (m.URL == ""), field, "command "+quote(m.Command)+", url "+quote(m.URL), "either command (stdio) or url (streamable HTTP)")
+		check(validBaseURL(m.URL), field+".url", quote(m.URL), "an http:// or https:// URL")
+		check(m.TimeoutMs >= 0 && m.TimeoutMs <= 3_600_000, field+".timeoutMs", m.TimeoutMs, "0 (default 60000) to 3600000")
+	}
 	if c.Profile != "" {
 		_, ok := c.Profiles[c.Profile]
 		check(ok, "profile", quote(c.Profile), "the name of an entry of profiles")
@@ -309,6 +337,18 @@ func validBaseURL(s string) bool {
 	}
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func validToolPrefix(name string) bool {
+	if name == "" || len(name) > 20 {
+		return false
+	}
+	for _, r := range name {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func validThinking(budget int) bool { return budget == 0 || budget >= 1024 && budget <= 1_000_000 }

@@ -8,6 +8,8 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi
 go vet ./...
 if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed (go install honnef.co/go/tools/cmd/staticcheck@v0.8.2); skipped"; fi
+# Real MCP servers from npm for agent/mcp's tests (installed once; the tests skip with a note without them).
+if [ ! -d test/mcp/node_modules ]; then (cd test/mcp && npm ci --no-audit --no-fund); fi
 go test -count=1 ./...
 # The concurrent parts again under the race detector.
 go test -race -count=1 ./server/... ./agent/... ./relevantfiles/

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -75,6 +76,7 @@ type Server struct {
 	store       *storage.Store
 	storeErr    error
 	ag          *agent.Agent
+	retired     *agent.Agent // replaced by a provider change; the next agent takes over its MCP servers
 	agErr       error
 	watcher     *relevantfiles.Watcher
 	files       *relevantfiles.Tracker
@@ -173,7 +175,7 @@ func (s *Server) close() {
 		s.watcher = nil
 	}
 	if s.ag != nil && s.ag.Tools != nil {
-		_ = s.ag.Tools.Close()
+		_ = s.ag.Close()
 	}
 	if s.store != nil && s.opts.Store == nil {
 		if err := s.store.Close(); err != nil {
@@ -529,14 +531,23 @@ func (s *Server) applySettings(raw json.RawMessage, source string) {
 	if err == nil {
 		oldProvider, _ := s.cfg.ActiveProvider()
 		newProvider, _ := next.ActiveProvider()
+		mcpChanged := !reflect.DeepEqual(s.cfg.MCPServers, next.MCPServers)
 		s.cfg = next
 		switch {
 		case s.ag != nil && oldProvider == newProvider:
 			s.ag.SetSettings(next) // running turns see it at their next model call
+			if mcpChanged {
+				ag := s.ag
+				s.goBackground(func() { // enabling or disabling MCP servers applies live
+					ag.SyncMCP(s.connCtx, next)
+					s.status.touchAll()
+				})
+			}
 		case s.ag != nil:
-			// A new provider: the agent is rebuilt at its next use. A turn still running on the old one
-			// finishes with it; its workspace handle is closed by the os.Root finalizer once unreachable.
-			s.ag = nil
+			// A new provider: the agent is rebuilt at its next use, taking over the MCP servers. A turn still
+			// running on the old one finishes with it; its workspace handle is closed by the os.Root
+			// finalizer once unreachable.
+			s.retired, s.ag = s.ag, nil
 		}
 		s.agErr = nil
 	}
@@ -628,7 +639,11 @@ func (s *Server) agentFor() (*agent.Agent, error) {
 func (s *Server) buildAgentLocked() (*agent.Agent, error) {
 	p, _ := s.cfg.ActiveProvider()
 	if p.Kind == "" {
-		return agent.NewContextOnly(s.store, s.cfg, s.workspace, s.files)
+		a, err := agent.NewContextOnly(s.store, s.cfg, s.workspace, s.files)
+		if err == nil {
+			s.startMCP(s.connCtx, a)
+		}
+		return a, err
 	}
 	ctx, cancel := context.WithTimeout(s.connCtx, 15*time.Second)
 	defer cancel()
@@ -637,5 +652,15 @@ func (s *Server) buildAgentLocked() (*agent.Agent, error) {
 		return nil, err
 	}
 	a.UseFiles(s.files)
+	s.startMCP(ctx, a)
 	return a, nil
+}
+
+// startMCP gives a new agent the MCP servers: those of the agent it replaces, then what the settings add.
+func (s *Server) startMCP(ctx context.Context, a *agent.Agent) {
+	if s.retired != nil {
+		a.AdoptMCP(s.retired)
+		s.retired = nil
+	}
+	a.SyncMCP(ctx, s.cfg)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
@@ -527,4 +529,47 @@ func TestMemoriesMethod(t *testing.T) {
 	if res.Workspace != e.ws || len(res.Memories) != 1 || res.Memories[0].Text != "Never push." {
 		t.Fatalf("%+v", res)
 	}
+}
+
+// TestMCPServersApplyLive: enabling an MCP server in the editor's settings adds its tools to alisio/tools
+// without a restart; disabling it removes them.
+func TestMCPServersApplyLive(t *testing.T) {
+	srv := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "docs"}, nil)
+	srv.AddTool(&sdkmcp.Tool{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
+			return &sdkmcp.CallToolResult{}, nil
+		})
+	hs := httptest.NewServer(sdkmcp.NewStreamableHTTPHandler(func(*http.Request) *sdkmcp.Server { return srv }, nil))
+	defer hs.Close()
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	sources := func() []string {
+		var res struct{ Sources []struct{ Source string } }
+		if err := e.client.Call(ctx(t), "alisio/tools", nil, &res); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range res.Sources {
+			out = append(out, s.Source)
+		}
+		return out
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if strings.Join(sources(), ",") == want {
+				return
+			}
+		}
+		t.Fatalf("sources %v; want %s", sources(), want)
+	}
+	waitFor("built-in")
+	set := func(disabled bool) {
+		_ = e.client.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": map[string]any{
+			"mcpServers": map[string]any{"docs": map[string]any{"url": hs.URL, "disabled": disabled}}}}})
+	}
+	set(false)
+	waitFor("built-in,docs")
+	set(true)
+	waitFor("built-in")
 }

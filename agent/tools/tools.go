@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -59,6 +60,36 @@ type Set struct {
 	// RequireSandbox refuses to run commands where the sandbox is unavailable instead of running them
 	// unconfined.
 	RequireSandbox bool
+
+	// sources are the tool sources beyond the built-ins (MCP servers), replaced whole by SetSources while
+	// turns may be running; owner maps each of their tool names to its source.
+	srcMu   sync.RWMutex
+	sources []Source
+	owner   map[string]Source
+}
+
+// Source is a provider of tools beyond the built-ins: an MCP server. Its tool names are unique in the
+// catalog (prefixed with the source's name), and Call reports failures as results the model can read.
+type Source interface {
+	Name() string
+	Specs() []provider.ToolSpec
+	Call(ctx context.Context, tool, arguments string) (result string, isError bool)
+}
+
+// SetSources replaces the sources beyond the built-ins (enabling or disabling MCP servers applies live). A
+// tool whose name a built-in or an earlier source already has is left out.
+func (s *Set) SetSources(sources []Source) {
+	owner := map[string]Source{}
+	for _, src := range sources {
+		for _, t := range src.Specs() {
+			if _, builtin := s.tools[t.Name]; !builtin && owner[t.Name] == nil {
+				owner[t.Name] = src
+			}
+		}
+	}
+	s.srcMu.Lock()
+	s.sources, s.owner = sources, owner
+	s.srcMu.Unlock()
 }
 
 type tool struct {
@@ -132,11 +163,20 @@ func (s *Set) Close() error { return s.root.Close() }
 // Dir is the workspace root.
 func (s *Set) Dir() string { return s.dir }
 
-// Specs returns the catalog sent to the model, in a stable order.
+// Specs returns the catalog sent to the model, in a stable order: the built-ins, then each source's tools.
 func (s *Set) Specs() []provider.ToolSpec {
 	out := make([]provider.ToolSpec, len(s.order))
 	for i, n := range s.order {
 		out[i] = s.tools[n].spec
+	}
+	s.srcMu.RLock()
+	defer s.srcMu.RUnlock()
+	for _, src := range s.sources {
+		for _, t := range src.Specs() {
+			if s.owner[t.Name] == src {
+				out = append(out, t)
+			}
+		}
 	}
 	return out
 }
@@ -147,27 +187,60 @@ func (s *Set) CatalogChars() int {
 	return utf8.RuneCount(raw)
 }
 
-// Source is one origin of tools in the catalog and its share of it.
-type Source struct {
+// SourceSummary is one origin of tools in the catalog and its share of it.
+type SourceSummary struct {
 	Source string   `json:"source"`
 	Count  int      `json:"count"`
 	Chars  int      `json:"chars"`
 	Tools  []string `json:"tools"`
+	// Problem says what is wrong with the source (a server that did not start, tools left out).
+	Problem string `json:"problem,omitempty"`
 }
 
 // Description is what the user is shown of the catalog (alisio/tools, alisio-lsp tools): each source's tools
 // and size (TC1), and what confines run_command on this system.
 type Description struct {
-	Sources      []Source `json:"sources"`
-	CatalogChars int      `json:"catalogChars"`
-	Confinement  string   `json:"confinement"`
+	Sources      []SourceSummary `json:"sources"`
+	CatalogChars int             `json:"catalogChars"`
+	Confinement  string          `json:"confinement"`
 }
 
-// Describe describes the catalog.
+// Describe describes the catalog, source by source.
 func (s *Set) Describe() Description {
-	chars := s.CatalogChars()
-	return Description{Sources: []Source{{Source: "built-in", Count: len(s.order), Chars: chars, Tools: append([]string(nil), s.order...)}},
-		CatalogChars: chars, Confinement: Confinement(s.dir)}
+	builtin := make([]provider.ToolSpec, len(s.order))
+	for i, n := range s.order {
+		builtin[i] = s.tools[n].spec
+	}
+	d := Description{Sources: []SourceSummary{summarize("built-in", builtin)}, Confinement: Confinement(s.dir)}
+	s.srcMu.RLock()
+	for _, src := range s.sources {
+		var mine []provider.ToolSpec
+		for _, t := range src.Specs() {
+			if s.owner[t.Name] == src {
+				mine = append(mine, t)
+			}
+		}
+		sum := summarize(src.Name(), mine)
+		if p, ok := src.(interface{ Problem() string }); ok {
+			sum.Problem = p.Problem()
+		}
+		d.Sources = append(d.Sources, sum)
+	}
+	s.srcMu.RUnlock()
+	d.CatalogChars = s.CatalogChars()
+	return d
+}
+
+func summarize(source string, specs []provider.ToolSpec) SourceSummary {
+	raw, _ := json.Marshal(specs)
+	sum := SourceSummary{Source: source, Count: len(specs), Chars: utf8.RuneCount(raw), Tools: []string{}}
+	if len(specs) == 0 {
+		sum.Chars = 0
+	}
+	for _, t := range specs {
+		sum.Tools = append(sum.Tools, t.Name)
+	}
+	return sum
 }
 
 // Run executes one call. Every failure — unknown tool, invalid arguments, a path outside the workspace, a
@@ -175,7 +248,18 @@ func (s *Set) Describe() Description {
 func (s *Set) Run(ctx context.Context, name, arguments string) (result string, isError bool) {
 	t, ok := s.tools[name]
 	if !ok {
-		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, strings.Join(s.order, ", ")), true
+		s.srcMu.RLock()
+		src := s.owner[name]
+		s.srcMu.RUnlock()
+		if src != nil {
+			out, isErr := src.Call(ctx, name, arguments)
+			return capOutput(out, s.limits.OutputChars), isErr
+		}
+		var names []string
+		for _, t := range s.Specs() {
+			names = append(names, t.Name)
+		}
+		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, strings.Join(names, ", ")), true
 	}
 	var args map[string]any
 	if err := json.Unmarshal([]byte(arguments), &args); err != nil {

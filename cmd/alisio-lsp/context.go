@@ -50,7 +50,7 @@ func (a *app) contextManager(st *storage.Store, cmd *cobra.Command, f *contextFl
 	p, _ := cfg.ActiveProvider()
 	m := &agent.ContextManager{Store: st, Config: cfg, Summarizer: s, Window: p.ContextWindow, WindowSource: src}
 	if f != nil {
-		m.ToolsChars = f.toolsChars
+		m.SetToolsChars(f.toolsChars)
 	}
 	return m, nil
 }

@@ -42,7 +42,8 @@ func (a *app) promptCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				defer ag.Tools.Close()
+				defer ag.Close()
+				ag.SyncMCP(ctx, a.cfg)
 				if sessionID == "" {
 					sess, err := ag.NewSession(agent.SessionTitle(text), ag.Tools.Dir())
 					if err != nil {

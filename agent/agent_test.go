@@ -760,3 +760,64 @@ func TestAgent_MCPToolsJoinTheCatalog(t *testing.T) {
 		t.Fatalf("a disabled server's tool: %q", out)
 	}
 }
+
+// TestAgent_ExternalHookAndMemoryInOneCompaction: the memory plugin and an external hook in one manual
+// compaction through the local test provider: one summarizer request carries both plugins' fields in its
+// schema, the external hook receives only its own field, its context lands after the checkpoint, and both
+// reports reach compaction_completed.
+func TestAgent_ExternalHookAndMemoryInOneCompaction(t *testing.T) {
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "hook.sh")
+	if err := os.WriteFile(hook, []byte(`#!/bin/sh
+input=$(cat)
+case "$input" in
+*'"hook":"beforeCompact"'*) printf '{"instructions":"list risks","outputFields":{"risks":{"type":"array","items":{"type":"string"}}}}' ;;
+*) printf '%s' "$input" > "$RECORD"; printf '{"injectContext":"Risk register updated.","report":{"summary":"risks noted"}}' ;;
+esac
+`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(dir, "after.json")
+	cfg := config.Default()
+	cfg.Plugins = []config.Plugin{{Name: "risks", Command: hook, Env: map[string]string{"RECORD": record}}}
+	h := newHarness(t, cfg, providertest.Script{})
+	sess, err := h.store.CreateSession(storage.Session{Workspace: h.ws}, transcripttest.Generate(transcripttest.Default(60)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []compaction.Event
+	res, err := h.agent.Compact(context.Background(), sess.ID, "", func(e compaction.Event) { events = append(events, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summaries []map[string]any
+	for _, r := range h.server.Requests() {
+		if _, ok := r["response_format"]; ok {
+			summaries = append(summaries, r)
+		}
+	}
+	schema := stringify(summaries[0]["response_format"])
+	if len(summaries) != 1 || !strings.Contains(schema, `"risks"`) || !strings.Contains(schema, `"memories"`) || !strings.Contains(stringify(summaries[0]["messages"]), "list risks") {
+		t.Fatalf("%d summarizer requests; the first: %s", len(summaries), schema)
+	}
+	raw, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after struct {
+		Hook       string
+		Fields     map[string]any
+		Checkpoint map[string]any
+	}
+	if err := json.Unmarshal(raw, &after); err != nil || after.Hook != "afterCompact" || len(after.Fields) != 1 || after.Fields["risks"] == nil || after.Checkpoint["goal"] == nil {
+		t.Fatalf("the hook received %s", raw)
+	}
+	text := res.View[0].Text
+	if i, j := strings.Index(text, "## Goal"), strings.Index(text, "Risk register updated."); i < 0 || j < i {
+		t.Fatalf("checkpoint %q", text)
+	}
+	completed := events[len(events)-1]
+	if completed.Type != compaction.EventCompleted || len(completed.Plugins) != 2 || completed.Plugins[1].Summary != "risks noted" {
+		t.Fatalf("event %+v", completed)
+	}
+}

@@ -1,0 +1,167 @@
+// Package neovim_test drives the Lua plugin in a real headless Neovim (Debian's 0.7.2 in CI) against the real
+// alisio-lsp binary and the local test provider.
+package neovim_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	if _, err := exec.LookPath("nvim"); err != nil {
+		fmt.Println("note: nvim is not installed (apt-get install neovim); the Neovim plugin tests are skipped")
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "alisio-nvim")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "alisio-lsp")
+	if out, err := exec.Command("go", "build", "-o", binary, "../../cmd/alisio-lsp").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	Results map[string]any
+	Notes   []struct {
+		Msg   string
+		Level int
+	}
+}
+
+// nvim runs tests/<script> headless with the plugin on the runtimepath and returns what it recorded.
+func nvim(t *testing.T, script string, env ...string) result {
+	t.Helper()
+	here, _ := filepath.Abs(".")
+	out := filepath.Join(t.TempDir(), "out.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "nvim", "--headless", "-u", "NONE", "-i", "NONE", "--cmd", "set rtp^="+here,
+		"-c", "runtime plugin/alisio.lua", "-c", "luafile "+filepath.Join(here, "tests", script))
+	cmd.Env = append(os.Environ(), append(env, "ALISIO_OUT="+out, "ALISIO_TESTS="+filepath.Join(here, "tests"), "ALISIO_BIN="+binary)...)
+	output, err := cmd.CombinedOutput()
+	var r result
+	raw, rerr := os.ReadFile(out)
+	if rerr == nil {
+		_ = json.Unmarshal(raw, &r)
+	}
+	if err != nil || rerr != nil {
+		t.Fatalf("nvim %s: %v\n%s\nrecorded: %s", script, err, output, raw)
+	}
+	return r
+}
+
+func workspace(t *testing.T) (ws, data string) {
+	t.Helper()
+	ws, data = t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws, data
+}
+
+func lines(v any) string {
+	var out []string
+	for _, l := range v.([]any) {
+		out = append(out, fmt.Sprint(l))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestNeovim_MeterPromptCompact: the client attaches, the statusline shows the meter once the workspace has a
+// session, :AlisioPrompt streams the turn, :AlisioCompact parser reaches the summarizer as the focus and
+// changes the statusline; :AlisioCheckpoint, :AlisioContext and :checkhealth alisio show what they should.
+func TestNeovim_MeterPromptCompact(t *testing.T) {
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{{ID: "call_build", Name: "run_command", Arguments: `{"command":"head -c 6000 /dev/zero | tr '\\0' b"}`}}},
+		{Text: "hello from the test provider"},
+	}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ws, data := workspace(t)
+	r := nvim(t, "meter_compact.lua", "ALISIO_URL="+hs.URL+"/v1", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
+	res := r.Results
+	t.Logf("recorded: before %q, compact %q → %q; notes %v", res["before_prompt"], res["before_compact"], res["after_compact"], r.Notes)
+	if res["before_prompt"] != "" {
+		t.Errorf("the statusline before any session: %q; want empty", res["before_prompt"])
+	}
+	prompt := lines(res["prompt_buffer"])
+	if !strings.Contains(prompt, "→ run_command") || !strings.Contains(prompt, "← run_command") || !strings.Contains(prompt, "hello from the test provider") {
+		t.Errorf("the prompt buffer:\n%s", prompt)
+	}
+	var before, after int
+	if _, err := fmt.Sscanf(fmt.Sprint(res["before_compact"]), "alisio %d%%", &before); err != nil {
+		t.Errorf("statusline before the compaction: %q", res["before_compact"])
+	}
+	if _, err := fmt.Sscanf(fmt.Sprint(res["after_compact"]), "alisio %d%%", &after); err != nil || after >= before {
+		t.Errorf("statusline %q → %q: the compaction must lower the meter", res["before_compact"], res["after_compact"])
+	}
+	focus := false
+	for _, req := range srv.Requests() {
+		if _, ok := req["response_format"]; ok {
+			raw, _ := json.Marshal(req["messages"])
+			focus = focus || strings.Contains(string(raw), "focus on: parser")
+		}
+	}
+	if !focus {
+		t.Error(":AlisioCompact parser did not reach the summarizer as the focus")
+	}
+	if cp := lines(res["checkpoint"]); !strings.Contains(cp, "# Checkpoint") || !strings.Contains(cp, "## Goal") {
+		t.Errorf("checkpoint buffer:\n%s", cp)
+	}
+	if ctx := lines(res["context"]); !strings.Contains(ctx, "tool catalog") || !strings.Contains(ctx, "Hard limit") {
+		t.Errorf("context buffer:\n%s", ctx)
+	}
+	if h := lines(res["health"]); !strings.Contains(h, "OK") || !strings.Contains(h, "alisio-lsp") || !strings.Contains(h, "server is running") {
+		t.Errorf("checkhealth:\n%s", h)
+	}
+}
+
+// TestNeovim_Recover: a session left with an uncertain call shows it in the statusline; :AlisioRecover!
+// records the unknown outcome and the warning goes.
+func TestNeovim_Recover(t *testing.T) {
+	ws, data := workspace(t)
+	file := filepath.Join(t.TempDir(), "crashed.json")
+	if err := os.WriteFile(file, []byte(`[{"role":"user","content":"deploy it"},
+{"role":"assistant","content":null,"tool_calls":[{"id":"call_deploy","type":"function","function":{"name":"run_command","arguments":"{\"command\":\"make deploy\"}"}}]}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(binary, "--data-dir", filepath.Join(data, "alisio"), "sessions", "import", file, "--workspace", ws).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v %s", err, out)
+	}
+	r := nvim(t, "recover.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
+	if before, after := fmt.Sprint(r.Results["before"]), fmt.Sprint(r.Results["after"]); !strings.Contains(before, "uncertain") || strings.Contains(after, "uncertain") {
+		t.Fatalf("statusline %q → %q", before, after)
+	}
+}
+
+// TestNeovim_MissingBinary: setup names the missing program and how to install it; :checkhealth too.
+func TestNeovim_MissingBinary(t *testing.T) {
+	r := nvim(t, "missing_binary.lua")
+	if r.Results["setup_ok"] != false || len(r.Notes) != 1 || !strings.Contains(r.Notes[0].Msg, "'/nonexistent/alisio-lsp' was not found") ||
+		!strings.Contains(r.Notes[0].Msg, "go build") || r.Notes[0].Level != 4 {
+		t.Fatalf("%+v", r)
+	}
+	if h := lines(r.Results["health"]); !strings.Contains(h, "ERROR") || !strings.Contains(h, "go build -o ~/.local/bin/alisio-lsp") {
+		t.Fatalf("checkhealth:\n%s", h)
+	}
+}

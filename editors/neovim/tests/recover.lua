@@ -1,0 +1,11 @@
+-- A session with an uncertain call: the statusline says so, :AlisioRecover! records the unknown outcome.
+local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
+local alisio = H.setup()
+vim.cmd('edit ' .. os.getenv('ALISIO_WS') .. '/main.go')
+H.wait(10000, function() return alisio.statusline():find('uncertain') ~= nil end, 'the uncertain call in the statusline')
+H.record('before', alisio.statusline())
+vim.cmd('AlisioRecover!')
+H.wait(10000, function() return H.noted('unknown outcome') ~= nil end, 'the recovery notification')
+H.wait(5000, function() return alisio.statusline():find('uncertain') == nil end, 'the statusline without the warning')
+H.record('after', alisio.statusline())
+H.done()

@@ -18,3 +18,7 @@ go build -o bin/alisio-lsp ./cmd/alisio-lsp
 go build -o bin/alisio-testprovider ./cmd/alisio-testprovider
 if [ ! -d test/conformance/node_modules ]; then (cd test/conformance && npm ci --no-audit --no-fund); fi
 (cd test/conformance && ALISIO_BIN="$PWD/../../bin/alisio-lsp" ALISIO_TESTPROVIDER="$PWD/../../bin/alisio-testprovider" node --test conformance.test.js)
+# The VS Code extension: type check, unit tests of its logic, the built bundle driving the real daemon through the
+# real vscode-languageclient (fake `vscode` module), and the .vsix package.
+if [ ! -d editors/vscode/node_modules ]; then (cd editors/vscode && npm ci --no-audit --no-fund); fi
+(cd editors/vscode && ALISIO_BIN="$PWD/../../bin/alisio-lsp" ALISIO_TESTPROVIDER="$PWD/../../bin/alisio-testprovider" npm test)

@@ -107,6 +107,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.anthropic(w, r)
 	case r.Method == http.MethodPost && path == "/responses":
 		s.responses(w, r)
+	case r.Method == http.MethodGet && path == "/alisio/requests":
+		// What it received, for tests that drive it from another process (the editor tests).
+		writeJSON(w, http.StatusOK, s.Requests())
 	default:
 		writeError(w, http.StatusNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path)
 	}

@@ -1,0 +1,300 @@
+// The Alisio extension: starts alisio-lsp, shows its context meter in the status bar, and offers its commands.
+import * as vscode from 'vscode';
+import * as fs from 'fs';
+import * as path from 'path';
+import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import * as meter from './meter';
+
+let client: LanguageClient | undefined;
+let item: vscode.StatusBarItem;
+let output: vscode.LogOutputChannel;
+let agentOutput: vscode.OutputChannel;
+let session: string | undefined;
+let compacting = false;
+let endProgress: (() => void) | undefined;
+
+/** The `alisio` settings as alisio-lsp reads them (serverPath is the extension's own). */
+export function settings(): Record<string, unknown> {
+  const all = JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('alisio'))) as Record<string, unknown>;
+  delete all.serverPath;
+  return all;
+}
+
+/** findOnPath resolves the server command, or returns undefined when it does not exist. */
+function findOnPath(cmd: string): string | undefined {
+  if (cmd.includes(path.sep)) {
+    return fs.existsSync(cmd) ? cmd : undefined;
+  }
+  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+    const p = path.join(dir, cmd);
+    if (dir && fs.existsSync(p)) {
+      return p;
+    }
+  }
+  return undefined;
+}
+
+async function showInstall(cmd: string) {
+  const choice = await vscode.window.showErrorMessage(
+    `Alisio: the server '${cmd}' was not found. Install alisio-lsp or set alisio.serverPath.`, 'How to install', 'Open Settings');
+  if (choice === 'How to install') {
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'markdown',
+      content: '# Installing alisio-lsp\n\nIn an alisio-lsp checkout (Go 1.26):\n\n```sh\ngo build -o ~/.local/bin/alisio-lsp ./cmd/alisio-lsp\n```\n\n' +
+        'Make sure `~/.local/bin` is on PATH, or set **alisio.serverPath** to the binary, then run **Alisio: Restart Server**.\n',
+    });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  } else if (choice === 'Open Settings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'alisio.serverPath');
+  }
+}
+
+function onStatus(st: meter.Status) {
+  if (session && st.session !== session) {
+    return;
+  }
+  session = st.session;
+  render(st);
+}
+
+let lastStatus: meter.Status | undefined;
+
+function render(st: meter.Status | undefined) {
+  lastStatus = st ?? lastStatus;
+  if (!lastStatus) {
+    return;
+  }
+  item.text = meter.statusText(lastStatus, compacting);
+  const md = new vscode.MarkdownString(meter.tooltip(lastStatus), true);
+  md.isTrusted = true;
+  item.tooltip = md;
+  const lvl = meter.level(lastStatus);
+  item.backgroundColor = lvl === 'ok' ? undefined : new vscode.ThemeColor(lvl === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+  item.show();
+}
+
+function onEvent(ev: meter.AlisioEvent) {
+  switch (ev.type) {
+    case 'compaction_started':
+      compacting = true;
+      render(undefined);
+      if (!endProgress) {
+        void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Alisio: compacting (${ev.reason})…` },
+          () => new Promise<void>((resolve) => { endProgress = resolve; }));
+      }
+      break;
+    case 'compaction_completed':
+    case 'compaction_failed':
+    case 'compaction_skipped':
+      compacting = false;
+      endProgress?.();
+      endProgress = undefined;
+      render(undefined);
+      break;
+    case 'delta':
+      if (ev.text) {
+        agentOutput.append(String(ev.text));
+      }
+      return;
+    case 'tool_call':
+      agentOutput.appendLine(`\n→ ${ev.name} ${ev.arguments}`);
+      return;
+    case 'tool_result':
+      agentOutput.appendLine(`← ${ev.name}${ev.isError ? ' (failed)' : ''}, ${ev.chars} chars`);
+      return;
+  }
+  const msg = meter.eventMessage(ev);
+  if (!msg) {
+    return;
+  }
+  if (msg.level === 'error') {
+    void vscode.window.showErrorMessage(msg.text);
+  } else if (msg.level === 'warning') {
+    void vscode.window.showWarningMessage(msg.text, ...(msg.raiseBudget ? ['Raise compaction.maxOutputTokens'] : [])).then((c) => {
+      if (c) {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'alisio.compaction.maxOutputTokens');
+      }
+    });
+  } else {
+    void vscode.window.showInformationMessage(msg.text);
+  }
+}
+
+async function request<T>(method: string, params: Record<string, unknown>): Promise<T | undefined> {
+  if (!client) {
+    void vscode.window.showErrorMessage('Alisio: the server is not running (Alisio: Show Logs, Alisio: Restart Server).');
+    return undefined;
+  }
+  try {
+    return await client.sendRequest<T>(method, params);
+  } catch (e) {
+    const err = e as { message?: string; code?: number };
+    const actions = /Context budget exceeded/.test(err.message || '') ? ['Alisio: Compact', 'Alisio: New Session'] : [];
+    const choice = await vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...actions);
+    if (choice === 'Alisio: Compact') {
+      await vscode.commands.executeCommand('alisio.compact');
+    } else if (choice === 'Alisio: New Session') {
+      await vscode.commands.executeCommand('alisio.newSession');
+    }
+    return undefined;
+  }
+}
+
+async function refreshStatus() {
+  const st = await request<meter.Status>('alisio/status', { session });
+  if (st) {
+    session = st.session;
+    render(st);
+  }
+}
+
+async function startClient(context: vscode.ExtensionContext) {
+  const cmd = vscode.workspace.getConfiguration('alisio').get<string>('serverPath') || 'alisio-lsp';
+  const resolved = findOnPath(cmd);
+  if (!resolved) {
+    await showInstall(cmd);
+    return;
+  }
+  const serverOptions: ServerOptions = { command: resolved, args: ['serve'] };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file' }],
+    outputChannel: output,
+    initializationOptions: { alisio: settings() },
+    middleware: {
+      workspace: {
+        // The server pulls its section; serverPath is the extension's own and stays out.
+        configuration: (params) => params.items.map((it) => (it.section === 'alisio' ? settings() : null)),
+      },
+    },
+  };
+  client = new LanguageClient('alisio', 'Alisio', serverOptions, clientOptions);
+  client.onNotification('alisio/status', onStatus);
+  client.onNotification('alisio/event', onEvent);
+  await client.start();
+  context.subscriptions.push(client);
+}
+
+export async function activate(context: vscode.ExtensionContext) {
+  output = vscode.window.createOutputChannel('Alisio', { log: true });
+  agentOutput = vscode.window.createOutputChannel('Alisio: Agent');
+  item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
+  item.command = 'alisio.compact';
+  context.subscriptions.push(output, agentOutput, item);
+  const register = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+
+  register('alisio.compact', async (focusArg?: unknown) => {
+    const focus = typeof focusArg === 'string' ? focusArg
+      : await vscode.window.showInputBox({ prompt: 'Alisio: what should the checkpoint focus on? (optional)', placeHolder: 'e.g. the parser bug' });
+    if (focus === undefined) {
+      return;
+    }
+    compacting = true;
+    render(undefined);
+    await request('alisio/compact', { session, focus: focus || undefined });
+    compacting = false;
+    await refreshStatus();
+  });
+  register('alisio.recover', async () => {
+    if (!client) {
+      return;
+    }
+    try {
+      await client.sendRequest('alisio/recover', { session });
+      void vscode.window.showInformationMessage('Alisio: no uncertain tool calls in this session.');
+    } catch (e) {
+      const message = (e as { message?: string }).message || String(e);
+      const ok = await vscode.window.showWarningMessage(message, { modal: true }, 'Record that their outcome is unknown');
+      if (ok) {
+        const res = await request<{ recovered: number }>('alisio/recover', { session, acknowledge: true });
+        if (res) {
+          void vscode.window.showInformationMessage(`Alisio: recorded that ${res.recovered} tool call(s) have an unknown outcome; the session can continue.`);
+        }
+      }
+    }
+    await refreshStatus();
+  });
+  register('alisio.prompt', async (textArg?: unknown) => {
+    const text = typeof textArg === 'string' ? textArg : await vscode.window.showInputBox({ prompt: 'Alisio: prompt' });
+    if (!text) {
+      return;
+    }
+    agentOutput.show(true);
+    agentOutput.appendLine(`\n# ${text}`);
+    const res = await request<{ session: string; reply: string; cut: boolean }>('alisio/prompt', { session, text });
+    if (res) {
+      session = res.session;
+      agentOutput.appendLine(`\n---\n${res.reply}${res.cut ? '\n(the reply was cut by limits.maxOutputTokens)' : ''}`);
+    }
+  });
+  register('alisio.newSession', async () => {
+    const title = await vscode.window.showInputBox({ prompt: 'Alisio: title of the new session' });
+    if (title === undefined) {
+      return;
+    }
+    const res = await request<{ session: string }>('alisio/newSession', { title: title || undefined });
+    if (res) {
+      session = res.session;
+      await refreshStatus();
+    }
+  });
+  register('alisio.switchSession', async () => {
+    const res = await request<{ sessions: { id: string; title: string; updatedAt: string; messages: number }[] }>('alisio/sessions', {});
+    if (!res) {
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(res.sessions.map((s) => ({ label: s.title || s.id, description: `${s.messages} messages`, detail: s.updatedAt, id: s.id })),
+      { placeHolder: 'Alisio session' });
+    if (pick) {
+      session = pick.id;
+      await refreshStatus();
+    }
+  });
+  register('alisio.showCheckpoint', async () => {
+    const res = await request<{ checkpoint: unknown; partial: boolean; text: string; replacedMessages: number; createdAt: string; relevantFilesChangedSince: string[] }>('alisio/checkpoint', { session });
+    if (!res) {
+      return;
+    }
+    if (!res.checkpoint) {
+      void vscode.window.showInformationMessage('Alisio: this session has no checkpoint yet.');
+      return;
+    }
+    let content = `# Checkpoint${res.partial ? ' (partial: raise compaction.maxOutputTokens)' : ''}\n\nWritten ${res.createdAt}, replacing ${res.replacedMessages} messages.\n\n${res.text}\n`;
+    if (res.relevantFilesChangedSince?.length) {
+      content += `\n## Changed since\n${res.relevantFilesChangedSince.map((f) => `- ${f}`).join('\n')}\n`;
+    }
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown', content }), { preview: true });
+  });
+  register('alisio.showContext', async () => {
+    const st = await request<meter.Status>('alisio/status', { session });
+    if (!st) {
+      return;
+    }
+    const sess = await request<{ messages: meter.Message[] }>('alisio/session', { session: st.session });
+    const tools = await request<{ sources: { source: string; chars: number; count: number }[] }>('alisio/tools', {});
+    const content = meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown', content }), { preview: true });
+  });
+  register('alisio.restartServer', async () => {
+    if (client) {
+      await client.stop();
+      client = undefined;
+    }
+    await startClient(context);
+  });
+  register('alisio.showLogs', () => output.show());
+
+  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration('alisio.serverPath')) {
+      void vscode.commands.executeCommand('alisio.restartServer');
+    } else if (e.affectsConfiguration('alisio') && client) {
+      void client.sendNotification('workspace/didChangeConfiguration', { settings: { alisio: settings() } });
+    }
+  }));
+  await startClient(context);
+}
+
+export async function deactivate() {
+  if (client) {
+    await client.stop();
+  }
+}

@@ -1,0 +1,189 @@
+// The logic of the status bar meter, its tooltip, the event messages and the context breakdown: plain
+// functions of alisio-lsp's payloads (docs/protocol.md), with no dependency on VS Code, so that they are
+// unit-tested under Node.
+
+/** The alisio/status payload. */
+export interface Status {
+  session: string;
+  messages: number;
+  usedChars: number;
+  instructionsChars: number;
+  transcriptChars: number;
+  toolsChars: number;
+  hardLimit: number;
+  estimatedTokens: number;
+  calibratedTokens?: number;
+  lastReportedTokens?: number;
+  window: number;
+  windowSource: string;
+  threshold: number;
+  windowFraction: number;
+  charsFraction: number;
+  nextAction: string;
+  auto: boolean;
+  overHardLimit: boolean;
+  lastCheckpointPartial: boolean;
+  uncertainCalls: string[] | null;
+  compacting: boolean;
+}
+
+/** An alisio/event payload: type plus the fields of that event. */
+export interface AlisioEvent {
+  session: string;
+  type: string;
+  [field: string]: unknown;
+}
+
+export type Level = 'ok' | 'warning' | 'error';
+
+/** The share of the compaction threshold in use: the closer of the two rules. */
+export function fraction(st: Status): number {
+  return Math.max(st.windowFraction || 0, st.charsFraction || 0);
+}
+
+/** The colour of the meter: a warning from 75 % of the threshold, an error when something needs the user. */
+export function level(st: Status): Level {
+  if (st.overHardLimit || (st.uncertainCalls && st.uncertainCalls.length > 0)) {
+    return 'error';
+  }
+  return fraction(st) >= 0.75 || st.lastCheckpointPartial ? 'warning' : 'ok';
+}
+
+export function human(n: number | undefined): string {
+  if (n === undefined || n === null) {
+    return '?';
+  }
+  if (n >= 1_000_000) {
+    return (n / 1_000_000).toFixed(1) + 'M';
+  }
+  if (n >= 1000) {
+    return Math.round(n / 1000) + 'k';
+  }
+  return String(n);
+}
+
+/** The status bar text: a spinner while compacting, else the share of the threshold in use. */
+export function statusText(st: Status, compacting: boolean): string {
+  if (compacting || st.compacting) {
+    return '$(sync~spin) Alisio: compacting…';
+  }
+  let text = `$(pulse) Alisio ${Math.round(fraction(st) * 100)}%`;
+  if (st.uncertainCalls && st.uncertainCalls.length > 0) {
+    text += ` $(warning) ${st.uncertainCalls.length}`;
+  }
+  return text;
+}
+
+/** The rule closest to firing, in words. */
+export function closestRule(st: Status): string {
+  return (st.windowFraction || 0) >= (st.charsFraction || 0)
+    ? `window rule: the full request is ${pct(st.windowFraction)} of the way to ${pct(st.threshold)} of the ${human(st.window)}-token window`
+    : `chars rule: instructions + transcript are ${pct(st.charsFraction)} of the way to ${pct(st.threshold)} of limits.maxContextChars`;
+}
+
+function pct(x: number): string {
+  return `${Math.round((x || 0) * 100)}%`;
+}
+
+/** The tooltip (markdown with command links; the MarkdownString must be trusted for them). */
+export function tooltip(st: Status): string {
+  const lines = [
+    `**Alisio** — session \`${st.session}\` (${st.messages} messages)`,
+    '',
+    `| | |`,
+    `|---|---|`,
+    `| used | ${human(st.usedChars)} of ${human(st.hardLimit)} chars (instructions ${human(st.instructionsChars)}, transcript ${human(st.transcriptChars)}) |`,
+    `| tool catalog | ${human(st.toolsChars)} chars |`,
+    `| tokens | ${human(st.estimatedTokens)} estimated` +
+      (st.calibratedTokens ? `, ${human(st.calibratedTokens)} calibrated` : '') +
+      (st.lastReportedTokens ? `, ${human(st.lastReportedTokens)} reported` : '') + ' |',
+    `| window | ${human(st.window)} tokens (${st.windowSource}) |`,
+    '',
+    `Closest to firing: ${closestRule(st)}. Next model call: ${st.nextAction}.` + (st.auto ? '' : ' Automatic compaction is off.'),
+  ];
+  if (st.lastCheckpointPartial) {
+    lines.push('', '$(warning) The last checkpoint is partial: the summarizer\'s output budget cut it. ' +
+      '[Raise compaction.maxOutputTokens](command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D)');
+  }
+  if (st.uncertainCalls && st.uncertainCalls.length > 0) {
+    lines.push('', `$(error) ${st.uncertainCalls.length} tool call(s) with an unknown outcome: ${st.uncertainCalls.join(', ')}. ` +
+      '[Recover](command:alisio.recover)');
+  }
+  lines.push('', 'Click to compact now.');
+  return lines.join('\n');
+}
+
+/** What to tell the user about an event (undefined: nothing). */
+export function eventMessage(ev: AlisioEvent): { level: 'info' | 'warning' | 'error'; text: string; raiseBudget?: boolean } | undefined {
+  switch (ev.type) {
+    case 'compaction_completed': {
+      let text = `Alisio: compacted ${human(ev.beforeChars as number)} → ${human(ev.afterChars as number)} chars (${ev.spanMessages} messages summarized)`;
+      for (const p of (ev.plugins as { plugin: string; summary: string }[] | undefined) || []) {
+        text += `; ${p.plugin}: ${p.summary}`;
+      }
+      if (ev.partial) {
+        return { level: 'warning', text: text + '. The checkpoint is partial: raise compaction.maxOutputTokens for complete checkpoints.', raiseBudget: true };
+      }
+      return { level: 'info', text };
+    }
+    case 'compaction_failed':
+      return { level: 'error', text: `Alisio: compaction failed: ${ev.message ?? ev.error}` };
+    case 'compaction_skipped':
+      return ev.reason === 'manual' ? { level: 'info', text: `Alisio: compaction skipped: ${ev.message}` } : undefined;
+    case 'context_reduced':
+      return { level: 'info', text: `Alisio: ${ev.messages} large message(s) trimmed to fit the budget` };
+    case 'plugin_hook_failed':
+      return { level: 'warning', text: `Alisio: plugin ${ev.plugin} (${ev.hook}) failed: ${ev.message}` };
+  }
+  return undefined;
+}
+
+/** A message of alisio/session. */
+export interface Message {
+  role: string;
+  text?: string;
+  reasoning?: string;
+  toolCalls?: { name: string; arguments: string }[];
+  toolName?: string;
+  summary?: boolean;
+}
+
+/** The context breakdown (Alisio: Show Context) as markdown with a bar chart. */
+export function contextBreakdown(st: Status, messages: Message[], sources: { source: string; chars: number; count: number }[]): string {
+  const parts: [string, number][] = [['instructions', st.instructionsChars]];
+  let checkpoint = 0, user = 0, assistant = 0, reasoning = 0;
+  const tools = new Map<string, number>();
+  for (const m of messages) {
+    const text = [...(m.text || '')].length;
+    reasoning += [...(m.reasoning || '')].length;
+    if (m.summary) {
+      checkpoint += text;
+    } else if (m.role === 'user') {
+      user += text;
+    } else if (m.role === 'assistant') {
+      assistant += text;
+      for (const c of m.toolCalls || []) {
+        assistant += [...c.name].length + [...c.arguments].length;
+      }
+    } else if (m.role === 'tool') {
+      const k = `tool output: ${m.toolName || 'unknown'}`;
+      tools.set(k, (tools.get(k) || 0) + text);
+    }
+  }
+  parts.push(['checkpoint', checkpoint], ['user text', user], ['assistant text and calls', assistant], ['reasoning', reasoning]);
+  for (const [k, v] of [...tools.entries()].sort((a, b) => b[1] - a[1])) {
+    parts.push([k, v]);
+  }
+  for (const s of sources) {
+    parts.push([`tool catalog: ${s.source} (${s.count} tools)`, s.chars]);
+  }
+  const total = parts.reduce((n, [, v]) => n + v, 0) || 1;
+  const lines = [`# What fills the context of session ${st.session}`, '', '```'];
+  for (const [k, v] of parts) {
+    const n = Math.round((40 * v) / total);
+    lines.push(`${'█'.repeat(n)}${'·'.repeat(40 - n)} ${human(v).padStart(5)}  ${k}`);
+  }
+  lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens of a ${human(st.window)}-token window (${st.windowSource}).`,
+    `Closest to firing: ${closestRule(st)}.`);
+  return lines.join('\n');
+}

@@ -1,0 +1,98 @@
+// The built extension (dist/extension.js) under plain Node with a fake `vscode` module: the real
+// vscode-languageclient inside the bundle starts the real alisio-lsp and talks to it; the status bar shows
+// the meter; Alisio: Compact with a focus reaches the summarizer of the local test provider and changes the
+// meter; a missing server gives a clear message with a way to install it.
+const test = require('node:test');
+const assert = require('node:assert');
+const Module = require('node:module');
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { create } = require('./fake-vscode.js');
+
+const BIN = process.env.ALISIO_BIN;
+const PROVIDER = process.env.ALISIO_TESTPROVIDER;
+
+// loadExtension loads a fresh copy of the bundle with `vscode` resolved to fake.
+function loadExtension(fake) {
+  const bundle = path.join(__dirname, '..', 'dist', 'extension.js');
+  const resolve = Module._resolveFilename;
+  Module._resolveFilename = function (request, ...rest) {
+    return request === 'vscode' ? 'vscode' : resolve.call(this, request, ...rest);
+  };
+  require.cache.vscode = { id: 'vscode', filename: 'vscode', loaded: true, exports: fake };
+  delete require.cache[bundle];
+  try {
+    return require(bundle);
+  } finally {
+    Module._resolveFilename = resolve;
+  }
+}
+
+async function until(what, cond, ms = 20000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const v = await cond();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('timed out waiting for ' + what);
+}
+
+function startProvider(script) {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-vsc-')), 'script.json');
+  fs.writeFileSync(file, JSON.stringify(script));
+  const proc = spawn(PROVIDER, ['--script', file]);
+  return new Promise((resolve, reject) => {
+    proc.stdout.once('data', (d) => resolve({ url: String(d).trim(), proc }));
+    proc.once('error', reject);
+  });
+}
+
+test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, the checkpoint, the context', { skip: !BIN || !PROVIDER ? 'set ALISIO_BIN and ALISIO_TESTPROVIDER (scripts/test.sh does)' : false }, async () => {
+  const { url, proc } = await startProvider({ replies: [
+    { toolCalls: [{ id: 'call_b', name: 'run_command', arguments: JSON.stringify({ command: "head -c 6000 /dev/zero | tr '\\0' b" }) }] },
+    { text: 'hello from the test provider' },
+  ] });
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-ws-'));
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-data-'));
+  fs.writeFileSync(path.join(ws, 'main.go'), 'package main\n');
+  const settings = { alisio: { serverPath: BIN, dataDir: data, limits: { maxContextChars: 20000 },
+    provider: { kind: 'openai', baseURL: url, model: 'alisio-test' } } };
+  const answers = { inputBox: 'parser' };
+  const { vscode, shown, statusItem, commands } = create(settings, ws, answers);
+  const ext = loadExtension(vscode);
+  const context = { subscriptions: [], extensionPath: path.join(__dirname, '..') };
+  try {
+    await ext.activate(context);
+    assert.ok(commands.has('alisio.compact') && commands.has('alisio.showContext'));
+    await vscode.commands.executeCommand('alisio.prompt', 'run the build and say hello');
+    assert.match(shown.outputs['Alisio: Agent'], /→ run_command[\s\S]*hello from the test provider/);
+    // The meter of the finished turn: the prompt, the call, its 6000-char result and the reply.
+    const before = await until('the meter of the whole turn', () => statusItem.tooltip && statusItem.tooltip.value.includes('(4 messages)') && statusItem.text);
+    assert.ok(statusItem.visible && statusItem.tooltip.value.includes('tokens') && statusItem.tooltip.isTrusted);
+    await vscode.commands.executeCommand('alisio.compact');
+    await until('the compaction message', () => shown.info.find((m) => m.startsWith('Alisio: compacted')));
+    const after = await until('the meter after the compaction', () => /\((1|2|3) messages\)/.test(statusItem.tooltip.value) && /Alisio \d+%/.test(statusItem.text) && statusItem.text);
+    assert.ok(parseInt(after.match(/(\d+)%/)[1]) < parseInt(before.match(/(\d+)%/)[1]), `${before} → ${after}`);
+    const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
+    assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
+    await vscode.commands.executeCommand('alisio.showCheckpoint');
+    assert.match(shown.documents.at(-1), /# Checkpoint[\s\S]*## Goal/);
+    await vscode.commands.executeCommand('alisio.showContext');
+    assert.match(shown.documents.at(-1), /checkpoint[\s\S]*tool catalog: built-in/);
+  } finally {
+    await ext.deactivate().catch(() => {});
+    proc.kill();
+  }
+});
+
+test('a missing server gives a clear message with a way to install it', async () => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-ws-'));
+  const { vscode, shown } = create({ alisio: { serverPath: '/nonexistent/alisio-lsp' } }, ws, { errorChoice: 'How to install' });
+  const ext = loadExtension(vscode);
+  await ext.activate({ subscriptions: [] });
+  assert.match(shown.error[0], /the server '\/nonexistent\/alisio-lsp' was not found/);
+  assert.match(shown.documents[0], /go build -o ~\/.local\/bin\/alisio-lsp/);
+});

@@ -1,0 +1,62 @@
+// Unit tests of the meter logic (dist/meter.js, built from src/meter.ts; no VS Code needed).
+const test = require('node:test');
+const assert = require('node:assert');
+const meter = require('../dist/meter.js');
+
+const base = {
+  session: 's1', messages: 42, usedChars: 61234, instructionsChars: 512, transcriptChars: 60722, toolsChars: 1891,
+  hardLimit: 800000, estimatedTokens: 15717, calibratedTokens: 17020, lastReportedTokens: 16890, window: 128000,
+  windowSource: 'models', threshold: 0.85, windowFraction: 0.14, charsFraction: 0.09, nextAction: 'none', auto: true,
+  overHardLimit: false, lastCheckpointPartial: false, uncertainCalls: [], compacting: false,
+};
+
+test('the status bar shows the share of the threshold, a spinner while compacting, uncertain calls', () => {
+  assert.strictEqual(meter.statusText(base, false), '$(pulse) Alisio 14%');
+  assert.strictEqual(meter.statusText({ ...base, charsFraction: 0.5 }, false), '$(pulse) Alisio 50%');
+  assert.match(meter.statusText(base, true), /sync~spin.*compacting/);
+  assert.strictEqual(meter.statusText({ ...base, uncertainCalls: ['call_x'] }, false), '$(pulse) Alisio 14% $(warning) 1');
+});
+
+test('colours: warning from 75% of the threshold or a partial checkpoint, error when the user must act', () => {
+  assert.strictEqual(meter.level(base), 'ok');
+  assert.strictEqual(meter.level({ ...base, windowFraction: 0.8 }), 'warning');
+  assert.strictEqual(meter.level({ ...base, lastCheckpointPartial: true }), 'warning');
+  assert.strictEqual(meter.level({ ...base, uncertainCalls: ['c'] }), 'error');
+  assert.strictEqual(meter.level({ ...base, overHardLimit: true }), 'error');
+});
+
+test('the tooltip has the numbers, the closest rule and the links', () => {
+  const t = meter.tooltip({ ...base, lastCheckpointPartial: true, uncertainCalls: ['call_x'] });
+  for (const want of ['61k of 800k chars', '16k estimated, 17k calibrated, 17k reported', '128k tokens (models)', 'window rule',
+    'command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D', 'command:alisio.recover', 'call_x']) {
+    assert.ok(t.includes(want), `tooltip lacks ${want}:\n${t}`);
+  }
+  assert.ok(meter.tooltip({ ...base, charsFraction: 0.5 }).includes('chars rule'));
+});
+
+test('event messages: before/after with plugin reports, partial asks to raise the budget, failures are errors', () => {
+  const done = meter.eventMessage({ type: 'compaction_completed', beforeChars: 412000, afterChars: 31000, spanMessages: 118,
+    plugins: [{ plugin: 'memory', summary: 'saved 2 new memories' }] });
+  assert.deepStrictEqual(done, { level: 'info', text: 'Alisio: compacted 412k → 31k chars (118 messages summarized); memory: saved 2 new memories' });
+  const partial = meter.eventMessage({ type: 'compaction_completed', beforeChars: 1000, afterChars: 100, spanMessages: 3, partial: true });
+  assert.strictEqual(partial.level, 'warning');
+  assert.ok(partial.raiseBudget);
+  assert.strictEqual(meter.eventMessage({ type: 'compaction_failed', message: 'boom' }).level, 'error');
+  assert.strictEqual(meter.eventMessage({ type: 'plugin_hook_failed', plugin: 'p', hook: 'afterCompact', message: 'x' }).level, 'warning');
+  assert.strictEqual(meter.eventMessage({ type: 'compaction_skipped', reason: 'auto', message: 'x' }), undefined);
+  assert.strictEqual(meter.eventMessage({ type: 'delta', text: 'x' }), undefined);
+});
+
+test('the context breakdown counts each part, tool outputs per tool and the catalog per source', () => {
+  const md = meter.contextBreakdown(base, [
+    { role: 'user', summary: true, text: 'c'.repeat(1000) },
+    { role: 'user', text: 'fix it' },
+    { role: 'assistant', text: 'ok', reasoning: 'r'.repeat(50), toolCalls: [{ name: 'read_file', arguments: '{"path":"a.go"}' }] },
+    { role: 'tool', toolName: 'read_file', text: 'x'.repeat(3000) },
+    { role: 'tool', toolName: 'run_command', text: 'y'.repeat(500) },
+  ], [{ source: 'built-in', chars: 1891, count: 6 }, { source: 'docs', chars: 120000, count: 1 }]);
+  for (const want of ['checkpoint', 'user text', 'reasoning', 'tool output: read_file', 'tool output: run_command', 'tool catalog: docs (1 tools)', '120k']) {
+    assert.ok(md.includes(want), `breakdown lacks ${want}:\n${md}`);
+  }
+  assert.ok(md.indexOf('tool output: read_file') < md.indexOf('tool output: run_command'), 'tool outputs sorted by size');
+});

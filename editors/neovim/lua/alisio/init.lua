@@ -4,6 +4,8 @@ local M = {}
 local state = {
   config = nil,
   client_id = nil,
+  ready = false, -- initialize has been answered; requests wait in pending until then
+  pending = {},
   status = nil, -- the last alisio/status payload
   session = nil, -- the session the meter shows (the latest one the server reported)
   compacting = false,
@@ -161,11 +163,18 @@ local function client()
   return vim.lsp.get_client_by_id(state.client_id)
 end
 
--- request sends method to the alisio client and calls cb(err, result); it works on 0.7 through 0.12.
+-- request sends method to the alisio client and calls cb(err, result); it works on 0.7 through 0.12. A request
+-- made while the server is still starting waits for initialize to be answered.
 local function request(method, params, cb)
   local c = client()
   if not c then
     notify('alisio-lsp is not running (run :checkhealth alisio)', levels.ERROR)
+    return
+  end
+  if not state.ready then
+    table.insert(state.pending, function()
+      request(method, params, cb)
+    end)
     return
   end
   local handler = function(err, result)
@@ -208,8 +217,18 @@ function M.start(bufnr)
     init_options = { alisio = cfg.settings },
     capabilities = capabilities,
     handlers = M.handlers,
+    on_init = function()
+      state.ready = true
+      local pending = state.pending
+      state.pending = {}
+      vim.schedule(function()
+        for _, send in ipairs(pending) do
+          send()
+        end
+      end)
+    end,
     on_exit = function(code)
-      state.client_id = nil
+      state.client_id, state.ready, state.pending = nil, false, {}
       if code ~= 0 then
         vim.schedule(function()
           notify('alisio-lsp exited with code ' .. tostring(code) .. ' (see :LspLog)', levels.WARN)

@@ -22,3 +22,8 @@ if [ ! -d test/conformance/node_modules ]; then (cd test/conformance && npm ci -
 # real vscode-languageclient (fake `vscode` module), and the .vsix package.
 if [ ! -d editors/vscode/node_modules ]; then (cd editors/vscode && npm ci --no-audit --no-fund); fi
 (cd editors/vscode && ALISIO_BIN="$PWD/../../bin/alisio-lsp" ALISIO_TESTPROVIDER="$PWD/../../bin/alisio-testprovider" npm test)
+# Real VS Code (code-server in headless Chromium), heavy: with ALISIO_E2E=1 (.ci/run sets it after
+# scripts/vscode-e2e-setup.sh). It saves docs/vscode-statusbar*.png.
+if [ "${ALISIO_E2E:-}" = 1 ]; then
+  (cd editors/vscode && ALISIO_BIN="$PWD/../../bin/alisio-lsp" ALISIO_TESTPROVIDER="$PWD/../../bin/alisio-testprovider" node --test test/e2e.test.js)
+fi

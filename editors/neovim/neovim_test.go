@@ -115,6 +115,13 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	if _, err := fmt.Sscanf(fmt.Sprint(res["after_compact"]), "alisio %d%%", &after); err != nil || after >= before {
 		t.Errorf("statusline %q → %q: the compaction must lower the meter", res["before_compact"], res["after_compact"])
 	}
+	// The statusline as Neovim renders it (vim.o.statusline with the meter), kept in docs/ as its picture.
+	picture := fmt.Sprintf("The Neovim statusline with the meter, as nvim_eval_statusline renders it (TestNeovim_MeterPromptCompact):\n\n"+
+		"after a turn:                [%s]\nafter :AlisioCompact parser: [%s]\n", res["rendered_before"], res["rendered_after"])
+	if !strings.Contains(picture, "alisio ") {
+		t.Errorf("rendered statusline: %s", picture)
+	}
+	_ = os.WriteFile(filepath.Join("..", "..", "docs", "neovim-statusline.txt"), []byte(picture), 0o644)
 	focus := false
 	for _, req := range srv.Requests() {
 		if _, ok := req["response_format"]; ok {

@@ -1,7 +1,7 @@
 -- Attach, the meter in the statusline, :AlisioPrompt streaming, :AlisioCompact parser changing the meter.
 local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
 local alisio = H.setup()
-vim.o.statusline = "%{v:lua.require'alisio'.statusline()}"
+vim.o.statusline = "main.go%=%{v:lua.require'alisio'.statusline()} "
 vim.cmd('edit ' .. os.getenv('ALISIO_WS') .. '/main.go')
 H.wait(10000, function() return alisio.client_id() ~= nil end, 'the client')
 H.record('before_prompt', alisio.statusline())
@@ -15,10 +15,12 @@ H.record('prompt_buffer', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://prom
 H.wait(5000, function() local st = alisio.status() return st and st.messages >= 4 end, 'the meter of the whole turn')
 local before = alisio.statusline()
 H.record('before_compact', before)
+H.record('rendered_before', vim.api.nvim_eval_statusline(vim.o.statusline, {}).str)
 vim.cmd('AlisioCompact parser')
 H.wait(20000, function() return H.noted('compacted') ~= nil end, 'the compaction notification')
 H.wait(5000, function() local st = alisio.status() return st and st.messages < 4 and alisio.statusline():find('%d+%%') ~= nil end, 'the meter after the compaction')
 H.record('after_compact', alisio.statusline())
+H.record('rendered_after', vim.api.nvim_eval_statusline(vim.o.statusline, {}).str)
 vim.cmd('AlisioCheckpoint')
 H.wait(5000, function() return vim.fn.bufnr('alisio://checkpoint') ~= -1 end, 'the checkpoint buffer')
 H.record('checkpoint', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://checkpoint'), 0, -1, false))

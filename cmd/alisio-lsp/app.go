@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -12,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/server/shared"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
@@ -27,11 +30,20 @@ type app struct {
 	stdout, stderr io.Writer
 	log            *zap.Logger
 	cfg            config.Config
+	// cwd is where relative paths and the default workspace are taken from: the process's directory, or,
+	// for a command the shared daemon runs for a CLI, that CLI's.
+	cwd string
+	// store, when set, is the shared daemon's own store: commands use it instead of opening the data
+	// directory's (which the daemon holds).
+	store *storage.Store
+	// args are the command line, passed to the shared daemon when it holds the store.
+	args []string
 }
 
 // newRootCommand builds the command tree; the app it returns reports the error Execute returns (fail).
 func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, *app) {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: zap.NewNop()}
+	cwd, _ := os.Getwd()
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: zap.NewNop(), cwd: cwd}
 	root := &cobra.Command{
 		Use:   "alisio-lsp",
 		Short: "AI coding-agent daemon with context compaction, and its session tools",
@@ -41,7 +53,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, 
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.setup() },
-		RunE:              func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context()) },
+		RunE:              func(cmd *cobra.Command, _ []string) error { return a.forward(cmd.Context()) },
 	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -52,13 +64,30 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, 
 	f.BoolVar(&a.jsonOut, "json", false, `print results and events as JSON Lines, each with "v":1`)
 	f.StringVar(&a.logFile, "log-file", "", "write logs to this file (default stderr; logs never go to stdout)")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	root.AddCommand(a.serveCommand(), a.versionCommand(), a.sessionsCommand(), a.compactCommand(), a.contextCommand(), a.promptCommand(), a.toolsCommand(), a.memoriesCommand())
+	root.AddCommand(a.serveCommand(), a.versionCommand(), a.sessionsCommand(), a.compactCommand(), a.contextCommand(), a.promptCommand(), a.toolsCommand(), a.memoriesCommand(), a.daemonCommand())
 	return root, a
+}
+
+// exitCode is the exit status of a command the shared daemon ran; its output is already printed.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// path resolves a path of the command line against the command's directory.
+func (a *app) path(p string) string {
+	if p == "" || p == "-" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(a.cwd, p)
 }
 
 // fail reports a command's error: with --json as a JSON line on stdout ({"v":1,"type":"error","error":…}),
 // where a program reading the output looks, else as text on stderr.
 func (a *app) fail(err error) {
+	var remote exitCode
+	if errors.As(err, &remote) {
+		return
+	}
 	if a.jsonOut && a.emit("error", map[string]any{"error": err.Error()}) == nil {
 		return
 	}
@@ -82,7 +111,7 @@ func (a *app) setup() error {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	a.log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), sink, level))
-	if a.cfg, err = config.Load(a.configPath); err != nil {
+	if a.cfg, err = config.Load(a.path(a.configPath)); err != nil {
 		return err
 	}
 	if a.dataDir == "" {
@@ -103,7 +132,17 @@ func (a *app) openStore() (*storage.Store, error) {
 
 // withStore runs fn with an open store and closes it, keeping fn's error first.
 func (a *app) withStore(fn func(*storage.Store) error) (err error) {
+	if a.store != nil {
+		return fn(a.store)
+	}
 	st, err := a.openStore()
+	if errors.Is(err, storage.ErrLocked) && a.args != nil {
+		// The shared daemon holds the store: it runs the command.
+		dir, _ := storage.DataDir(a.dataDir)
+		if code, ok := shared.RunRemote(dir, a.args, a.cwd, version(), a.stdout, a.stderr); ok {
+			return exitCode(code)
+		}
+	}
 	if err != nil {
 		return err
 	}

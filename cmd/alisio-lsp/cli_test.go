@@ -167,11 +167,12 @@ func TestCLI_MalformedImportsCreateNothing(t *testing.T) {
 // frame encodes one LSP message.
 func frame(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
 
-// TestCLI_DaemonLifecycleAndLock runs the daemon binary over stdio: it answers initialize, holds the store
-// (a second process gets a clear lock error, never a hang), and exits 0 after shutdown and exit.
+// TestCLI_DaemonLifecycleAndLock runs a private daemon (serve --no-shared) over stdio: it answers initialize,
+// holds the store (a second process gets a clear lock error, never a hang), and exits 0 after shutdown and
+// exit.
 func TestCLI_DaemonLifecycleAndLock(t *testing.T) {
 	data := t.TempDir()
-	daemon := exec.Command(binary, "--data-dir", data, "serve")
+	daemon := exec.Command(binary, "--data-dir", data, "serve", "--no-shared")
 	stdin, _ := daemon.StdinPipe()
 	stdout, _ := daemon.StdoutPipe()
 	var daemonErr bytes.Buffer

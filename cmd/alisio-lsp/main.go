@@ -3,13 +3,19 @@
 package main
 
 import (
+	"errors"
 	"os"
 )
 
 func main() {
 	root, a := newRootCommand(os.Stdin, os.Stdout, os.Stderr)
+	a.args = os.Args[1:]
 	if err := root.Execute(); err != nil {
 		a.fail(err)
+		var remote exitCode
+		if errors.As(err, &remote) {
+			os.Exit(int(remote))
+		}
 		os.Exit(1)
 	}
 }

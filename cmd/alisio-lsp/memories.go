@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,7 @@ func (a *app) memoriesCommand() *cobra.Command {
 	var workspace string
 	resolve := func() string {
 		if workspace == "" {
-			workspace, _ = os.Getwd()
+			workspace = a.cwd
 		}
 		abs, _ := filepath.Abs(workspace)
 		return abs

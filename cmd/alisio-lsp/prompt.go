@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -36,7 +35,7 @@ func (a *app) promptCommand() *cobra.Command {
 					}
 				}
 				if workspace == "" {
-					workspace, _ = os.Getwd()
+					workspace = a.cwd
 				}
 				ag, err := agent.New(ctx, st, a.cfg, workspace, a.log, provider.DefaultOptions())
 				if err != nil {

@@ -2,24 +2,154 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/server"
+	"github.com/alisio-lsp/alisio-lsp/server/shared"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 func (a *app) serveCommand() *cobra.Command {
-	return &cobra.Command{
+	var private bool
+	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "run the stdio daemon (the default command)",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context()) },
+		Short: "run the stdio daemon for an editor (the default command)",
+		Long: "Editors start this. By default it forwards the editor's LSP stream to the shared daemon of the data\n" +
+			"directory (starting it when none runs), so that several windows and the command line share the sessions;\n" +
+			"--no-shared runs a private daemon in this process instead (it holds the store alone).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if private {
+				return a.serve(cmd.Context())
+			}
+			return a.forward(cmd.Context())
+		},
 	}
+	cmd.Flags().BoolVar(&private, "no-shared", false, "run a private daemon in this process instead of using the shared one")
+	return cmd
+}
+
+// daemonCommand is the shared daemon the forwarders start: it holds the store of the data directory and
+// serves every editor connection and CLI invocation on its Unix socket until it has been idle for --idle.
+func (a *app) daemonCommand() *cobra.Command {
+	var idle time.Duration
+	cmd := &cobra.Command{
+		Use:    "daemon",
+		Short:  "the shared daemon (started by `serve`; not run by hand)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := storage.DataDir(a.dataDir)
+			if err != nil {
+				return err
+			}
+			lock, err := shared.Lock(dir)
+			if errors.Is(err, shared.ErrRunning) {
+				return nil // another owner won the race; the forwarders connect to it
+			}
+			if err != nil {
+				return err
+			}
+			defer lock.Close()
+			st, err := storage.OpenDataDir(dir, storage.DefaultOptions("").WithLogger(a.log))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			owner := &shared.Owner{DataDir: dir, Version: version(), Idle: idle, Log: a.log,
+				ServeLSP: func(ctx context.Context, conn io.ReadWriteCloser) {
+					server.Serve(ctx, conn, server.Options{Config: a.cfg, Store: st, Log: a.log, Provider: provider.DefaultOptions(), Version: version()})
+				},
+				RunCLI: func(_ context.Context, args []string, cwd string, stdout, stderr io.Writer) int {
+					root, sub := newRootCommand(strings.NewReader(""), stdout, stderr)
+					sub.store, sub.cwd = st, cwd
+					root.SetArgs(args)
+					if err := root.Execute(); err != nil {
+						sub.fail(err)
+						return 1
+					}
+					return 0
+				}}
+			return owner.Run(ctx)
+		},
+	}
+	cmd.Flags().DurationVar(&idle, "idle", shared.DefaultIdle, "stop after this long without clients")
+	return cmd
+}
+
+// forward connects the editor's stdio to the shared daemon, starting it when none runs.
+func (a *app) forward(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if info, err := os.Stdin.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+		fmt.Fprintln(a.stderr, "alisio-lsp: this is the language server; it speaks JSON-RPC on stdin/stdout and is started by your editor.\n"+
+			"See `alisio-lsp --help` for the command-line tools; Ctrl-C to quit.")
+	}
+	f := &shared.Forwarder{Version: version(), Log: a.log,
+		DataDir: func(opts json.RawMessage) (string, error) {
+			override := a.dataDir
+			if override == "" {
+				var o struct {
+					DataDir string `json:"dataDir"`
+					Alisio  struct {
+						DataDir string `json:"dataDir"`
+					} `json:"alisio"`
+				}
+				_ = json.Unmarshal(opts, &o)
+				override = o.Alisio.DataDir
+				if override == "" {
+					override = o.DataDir
+				}
+			}
+			return storage.DataDir(override)
+		},
+		StartOwner: a.startOwner}
+	code := f.Run(ctx, os.Stdin, os.Stdout)
+	_ = a.log.Sync()
+	os.Exit(code)
+	return nil
+}
+
+// startOwner starts the shared daemon for dataDir in its own session, detached from the editor, logging to
+// dataDir/daemon.log.
+func (a *app) startOwner(dataDir string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	args := []string{"daemon", "--data-dir", dataDir, "--log-file", filepath.Join(dataDir, "daemon.log"), "--log-level", a.logLevel}
+	if a.configPath != "" {
+		args = append(args, "--config", a.path(a.configPath))
+	}
+	if idle := os.Getenv("ALISIO_DAEMON_IDLE"); idle != "" {
+		args = append(args, "--idle", idle)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s daemon: %w", exe, err)
+	}
+	go func() { _ = cmd.Wait() }() // reap it if it exits while this forwarder runs
+	return nil
 }
 
 // stdio is the daemon's JSON-RPC stream: stdin and stdout (logs never go there).

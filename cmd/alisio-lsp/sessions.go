@@ -199,7 +199,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", args[0], err)
 			}
 			if workspace == "" {
-				workspace, _ = os.Getwd()
+				workspace = a.cwd
 			}
 			if title == "" {
 				title = filepath.Base(args[0])
@@ -237,7 +237,7 @@ func (a *app) readInput(name string) ([]byte, error) {
 		}
 		return b, nil
 	}
-	b, err := os.ReadFile(name)
+	b, err := os.ReadFile(a.path(name))
 	if err != nil {
 		return nil, fmt.Errorf("reading transcript: %w", err)
 	}

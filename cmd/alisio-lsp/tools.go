@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -19,7 +18,7 @@ func (a *app) toolsCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if workspace == "" {
-				workspace, _ = os.Getwd()
+				workspace = a.cwd
 			}
 			workspace, _ = filepath.Abs(workspace)
 			// The catalog as the agent builds it: the built-ins and the configured MCP servers (started here).

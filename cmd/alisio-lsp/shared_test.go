@@ -1,0 +1,326 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+)
+
+// editor is an LSP client over a real `alisio-lsp serve` process (a forwarder to the shared daemon).
+type editor struct {
+	t     testing.TB
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	mu    sync.Mutex
+	next  int
+	wait  map[int]chan map[string]any
+	notes []map[string]any
+}
+
+func startEditor(t testing.TB, data, ws string, env ...string) *editor {
+	t.Helper()
+	return startServe(t, data, ws, []string{"serve"}, env...)
+}
+
+func startServe(t testing.TB, data, ws string, serve []string, env ...string) *editor {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--data-dir", data}, serve...)...)
+	cmd.Env = append(os.Environ(), append([]string{"ALISIO_DAEMON_IDLE=1s"}, env...)...)
+	cmd.Dir = ws
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e := &editor{t: t, cmd: cmd, in: in, wait: map[int]chan map[string]any{}}
+	go e.read(bufio.NewReader(out))
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return e
+}
+
+func (e *editor) read(r *bufio.Reader) {
+	for {
+		n := -1
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if strings.TrimSpace(line) == "" && n >= 0 {
+				break
+			}
+			fmt.Sscanf(line, "Content-Length: %d", &n)
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		e.mu.Lock()
+		if id, ok := m["id"].(float64); ok && m["method"] == nil {
+			if ch := e.wait[int(id)]; ch != nil {
+				ch <- m
+			}
+		} else if m["method"] != nil {
+			e.notes = append(e.notes, m)
+		}
+		e.mu.Unlock()
+	}
+}
+
+func (e *editor) send(m map[string]any) {
+	b, _ := json.Marshal(m)
+	_, _ = io.WriteString(e.in, frame(string(b)))
+}
+
+// call sends a request and waits for its response (result or error).
+func (e *editor) call(method string, params any) map[string]any {
+	e.t.Helper()
+	e.mu.Lock()
+	e.next++
+	id := e.next
+	ch := make(chan map[string]any, 1)
+	e.wait[id] = ch
+	e.mu.Unlock()
+	e.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(30 * time.Second):
+		e.t.Fatalf("no answer to %s", method)
+		return nil
+	}
+}
+
+func (e *editor) initialize(ws string) {
+	e.t.Helper()
+	if r := e.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": "file://" + ws, "capabilities": map[string]any{}}); r["result"] == nil {
+		e.t.Fatalf("initialize: %v", r)
+	}
+	e.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
+}
+
+func (e *editor) close() int {
+	e.t.Helper()
+	e.call("shutdown", nil)
+	e.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
+	_ = e.cmd.Wait()
+	return e.cmd.ProcessState.ExitCode()
+}
+
+func (e *editor) noted(substr string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, n := range e.notes {
+		if b, _ := json.Marshal(n); strings.Contains(string(b), substr) {
+			return true
+		}
+	}
+	return false
+}
+
+func titles(r map[string]any) []string {
+	var out []string
+	res, _ := r["result"].(map[string]any)
+	list, _ := res["sessions"].([]any)
+	for _, s := range list {
+		out = append(out, fmt.Sprint(s.(map[string]any)["title"]))
+	}
+	return out
+}
+
+func ownerPID(t *testing.T, data string) int {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(data, "owner.lock"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid == 0 {
+		t.Fatalf("no owner pid: %v %q", err, raw)
+	}
+	return pid
+}
+
+// TestShared_FiveWindowsTwoWorkspacesAndTheCLI: five editor windows on two workspaces share one daemon: each
+// sees its workspace's sessions, the CLI works while they run (through the daemon), every window exits 0, and
+// the daemon leaves after its idle time, removing its socket.
+func TestShared_FiveWindowsTwoWorkspacesAndTheCLI(t *testing.T) {
+	data := t.TempDir()
+	wsA, wsB := t.TempDir(), t.TempDir()
+	var editors []*editor
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		ws := wsA
+		if i%2 == 1 {
+			ws = wsB
+		}
+		e := startEditor(t, data, ws)
+		editors = append(editors, e)
+		wg.Add(1)
+		go func() { defer wg.Done(); e.initialize(ws) }()
+	}
+	wg.Wait()
+	if r := editors[0].call("alisio/newSession", map[string]any{"title": "in A"}); r["result"] == nil {
+		t.Fatalf("newSession: %v", r)
+	}
+	if r := editors[1].call("alisio/newSession", map[string]any{"title": "in B"}); r["result"] == nil {
+		t.Fatalf("newSession: %v", r)
+	}
+	for i, e := range editors {
+		want := "in A"
+		if i%2 == 1 {
+			want = "in B"
+		}
+		if got := titles(e.call("alisio/sessions", map[string]any{})); len(got) != 1 || got[0] != want {
+			t.Fatalf("window %d sees %v; want [%s]", i, got, want)
+		}
+	}
+	out, errOut, code := cli(t, data, "", "sessions", "list")
+	if code != 0 || !strings.Contains(out, "in A") || !strings.Contains(out, "in B") {
+		t.Fatalf("the CLI while the windows run: exit %d, %q %q", code, out, errOut)
+	}
+	pid := ownerPID(t, data)
+	for i, e := range editors {
+		if c := e.close(); c != 0 {
+			t.Fatalf("window %d exited %d", i, c)
+		}
+	}
+	socket := filepath.Join(data, "daemon.sock")
+	if os.Getenv("XDG_RUNTIME_DIR") != "" {
+		t.Skip("socket lives in XDG_RUNTIME_DIR")
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, serr := os.Stat(socket)
+		if os.IsNotExist(serr) && syscall.Kill(pid, 0) != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not leave after its idle time")
+		}
+	}
+}
+
+// TestShared_OwnerKilledMidTurn: the daemon is SIGKILLed while a prompt runs; the window gets an error for it
+// and a notice, a new daemon takes over, the window goes on working, and the prompt it had stored is kept.
+func TestShared_OwnerKilledMidTurn(t *testing.T) {
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{{Text: "slow", DelayMs: 5000}, {Text: "fine"}}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	data, ws := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "cfg.json")
+	if err := os.WriteFile(cfg, []byte(`{"provider":{"kind":"openai","baseURL":"`+hs.URL+`/v1","model":"alisio-test"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "--data-dir", data, "--config", cfg, "serve")
+	e := &editor{t: t, cmd: cmd, wait: map[int]chan map[string]any{}}
+	cmd.Env = append(os.Environ(), "ALISIO_DAEMON_IDLE=1s")
+	e.in, _ = cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	go e.read(bufio.NewReader(out))
+	e.initialize(ws)
+	done := make(chan map[string]any, 1)
+	go func() { done <- e.call("alisio/prompt", map[string]any{"text": "remember this prompt"}) }()
+	for deadline := time.Now().Add(10 * time.Second); len(srv.Requests()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the prompt never reached the provider")
+		}
+	}
+	pid := ownerPID(t, data)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if errObj, _ := r["error"].(map[string]any); errObj == nil || !strings.Contains(fmt.Sprint(errObj["message"]), "outcome is unknown") {
+		t.Fatalf("the prompt during the crash: %v", r)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !e.noted("was restarted"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no notice of the restart")
+		}
+	}
+	got := e.call("alisio/sessions", map[string]any{})
+	if len(titles(got)) != 1 {
+		t.Fatalf("after the restart: %v", got)
+	}
+	id := got["result"].(map[string]any)["sessions"].([]any)[0].(map[string]any)["id"]
+	if newPID := ownerPID(t, data); newPID == pid {
+		t.Fatal("no new daemon")
+	}
+	sess := e.call("alisio/session", map[string]any{"session": id})
+	if b, _ := json.Marshal(sess); !strings.Contains(string(b), "remember this prompt") {
+		t.Fatalf("the stored prompt was lost: %s", b)
+	}
+	if c := e.close(); c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+}
+
+// TestShared_TwoWindowsInTheSameMillisecond: two forwarders start at once; one daemon wins the lock and both
+// windows work.
+func TestShared_TwoWindowsInTheSameMillisecond(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	var editors [2]*editor
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range editors {
+		editors[i] = startEditor(t, data, ws)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			editors[i].initialize(ws)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	editors[0].call("alisio/newSession", map[string]any{"title": "shared"})
+	if got := titles(editors[1].call("alisio/sessions", map[string]any{})); len(got) != 1 || got[0] != "shared" {
+		t.Fatalf("the second window sees %v", got)
+	}
+	for _, e := range editors {
+		if c := e.close(); c != 0 {
+			t.Fatalf("exit %d", c)
+		}
+	}
+}
+
+// BenchmarkStatus measures an alisio/status round trip from the editor: through the forwarder to the shared
+// daemon, and to a private daemon (serve --no-shared), the same binary.
+func BenchmarkStatus(b *testing.B) {
+	for _, mode := range []struct {
+		name  string
+		serve []string
+	}{{"shared", []string{"serve"}}, {"private", []string{"serve", "--no-shared"}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			data, ws := b.TempDir(), b.TempDir()
+			e := startServe(b, data, ws, mode.serve)
+			e.initialize(ws)
+			r := e.call("alisio/newSession", map[string]any{"title": "bench"})
+			id := r["result"].(map[string]any)["session"]
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if r := e.call("alisio/status", map[string]any{"session": id}); r["result"] == nil {
+					b.Fatal(r)
+				}
+			}
+			b.StopTimer()
+			e.close()
+		})
+	}
+}

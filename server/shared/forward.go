@@ -1,0 +1,296 @@
+package shared
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Forwarder is what an editor starts (`alisio-lsp serve`): it connects the editor's stdio to the owner of the
+// data directory, starting the owner when none runs, and keeps the editor's session alive across an owner
+// that dies: it starts a new one, replays the editor's initialize, initialized and settings, answers the
+// requests that were in flight with an error, and tells the user.
+type Forwarder struct {
+	Version string
+	Log     *zap.Logger
+	// DataDir resolves the data directory, given the initializationOptions of the editor's initialize.
+	DataDir func(initializationOptions json.RawMessage) (string, error)
+	// StartOwner starts an owner process for dataDir in the background (several may race: one wins the lock).
+	StartOwner func(dataDir string) error
+	// ConnectTimeout bounds the wait for an owner to listen (default 15 s).
+	ConnectTimeout time.Duration
+
+	out     io.Writer
+	outMu   sync.Mutex
+	dataDir string
+
+	// gate is held for writing while a new owner is being set up, so that the editor's messages wait for the
+	// replayed initialize to be answered.
+	gate sync.RWMutex
+
+	mu       sync.Mutex
+	conn     net.Conn
+	replay   [][]byte // initialize (with its id replaced), initialized, the last settings
+	initID   json.RawMessage
+	inflight map[string]json.RawMessage // request id (as text) → id
+	shutdown bool
+	exiting  bool
+}
+
+// replayID is the id of a replayed initialize, whose answer the editor must not see.
+const replayID = `"alisio-replay-initialize"`
+
+// Run forwards until the editor exits; the result is the LSP exit code (0 after shutdown then exit).
+func (f *Forwarder) Run(ctx context.Context, in io.Reader, out io.Writer) int {
+	f.out, f.inflight = out, map[string]json.RawMessage{}
+	if f.ConnectTimeout <= 0 {
+		f.ConnectTimeout = 15 * time.Second
+	}
+	rin := bufio.NewReader(in)
+	first, err := readFrame(rin)
+	if err != nil {
+		f.Log.Warn("the editor sent nothing", zap.Error(err))
+		return 1
+	}
+	var init struct {
+		Params struct {
+			InitializationOptions json.RawMessage `json:"initializationOptions"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(first, &init)
+	if f.dataDir, err = f.DataDir(init.Params.InitializationOptions); err != nil {
+		f.Log.Error("no data directory", zap.Error(err))
+		return 1
+	}
+	if err := f.connect(ctx); err != nil {
+		f.fail(first, err)
+		return 1
+	}
+	f.fromEditor(first)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			body, err := readFrame(rin)
+			if err != nil {
+				return
+			}
+			if f.fromEditor(body) {
+				return
+			}
+		}
+	}()
+	go f.fromOwner(ctx)
+	<-done
+	f.mu.Lock()
+	code := 1
+	if f.exiting && f.shutdown {
+		code = 0
+	}
+	if f.conn != nil {
+		// Let the owner read the exit before the connection closes.
+		time.Sleep(50 * time.Millisecond)
+		f.conn.Close()
+	}
+	f.mu.Unlock()
+	return code
+}
+
+// connect reaches the owner, starting one when none answers.
+func (f *Forwarder) connect(ctx context.Context) error {
+	path := SocketPath(f.dataDir)
+	deadline := time.Now().Add(f.ConnectTimeout)
+	started := false
+	for {
+		conn, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
+			if err = f.greet(conn); err == nil {
+				f.mu.Lock()
+				f.conn = conn
+				f.mu.Unlock()
+				return nil
+			}
+			conn.Close()
+		}
+		if !started {
+			if serr := f.StartOwner(f.dataDir); serr != nil {
+				return fmt.Errorf("starting the shared daemon: %w", serr)
+			}
+			started = true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the shared daemon did not answer on %s within %v (see %s/daemon.log): %w", path, f.ConnectTimeout, f.dataDir, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (f *Forwarder) greet(conn net.Conn) error {
+	hello, _ := json.Marshal(Hello{V: ProtocolVersion, Mode: "lsp", Version: f.Version})
+	if _, err := conn.Write(append(hello, '\n')); err != nil {
+		return err
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer conn.SetReadDeadline(time.Time{})
+	var line []byte
+	buf := make([]byte, 1)
+	for {
+		if _, err := conn.Read(buf); err != nil {
+			return err
+		}
+		if buf[0] == '\n' {
+			break
+		}
+		line = append(line, buf[0])
+	}
+	var w Welcome
+	if err := json.Unmarshal(line, &w); err != nil {
+		return err
+	}
+	if w.Version != f.Version {
+		f.Log.Warn("the shared daemon is another version", zap.String("daemon", w.Version), zap.String("editor's", f.Version))
+		f.notify(2, fmt.Sprintf("Alisio: the shared daemon runs version %s and this window's alisio-lsp is %s; restart the editors (or run `alisio-lsp serve --no-shared`) to use one version.", w.Version, f.Version))
+	}
+	return nil
+}
+
+// fromEditor forwards one editor message, following the session; it reports the editor's exit.
+func (f *Forwarder) fromEditor(body []byte) (exit bool) {
+	m := peek(body)
+	f.mu.Lock()
+	switch {
+	case m.Method == "initialize" && m.isRequest():
+		f.initID = m.ID
+		var v map[string]json.RawMessage
+		if json.Unmarshal(body, &v) == nil {
+			v["id"] = json.RawMessage(replayID)
+			replay, _ := json.Marshal(v)
+			f.replay = append(f.replay, replay)
+		}
+	case m.Method == "initialized" || m.Method == "workspace/didChangeConfiguration":
+		f.replay = append(f.replay, body)
+	case m.Method == "shutdown":
+		f.shutdown = true
+	case m.Method == "exit":
+		f.exiting = true
+	}
+	if m.isRequest() {
+		f.inflight[string(m.ID)] = m.ID
+	}
+	f.mu.Unlock()
+	f.gate.RLock()
+	f.mu.Lock()
+	conn := f.conn
+	f.mu.Unlock()
+	if conn != nil {
+		_ = writeFrame(conn, body)
+	}
+	f.gate.RUnlock()
+	return m.Method == "exit"
+}
+
+// fromOwner copies the owner's messages to the editor; when the owner goes away before the editor exits, it
+// starts another and carries on.
+func (f *Forwarder) fromOwner(ctx context.Context) {
+	f.mu.Lock()
+	r := bufio.NewReader(f.conn)
+	f.mu.Unlock()
+	for {
+		for {
+			body, err := readFrame(r)
+			if err != nil {
+				break
+			}
+			m := peek(body)
+			if m.isResponse() {
+				f.mu.Lock()
+				delete(f.inflight, string(m.ID))
+				f.mu.Unlock()
+			}
+			f.write(body)
+		}
+		f.mu.Lock()
+		exiting := f.exiting
+		f.mu.Unlock()
+		if exiting || ctx.Err() != nil {
+			return
+		}
+		var err error
+		if r, err = f.recover(ctx); err != nil {
+			f.notify(1, "Alisio: the shared daemon stopped and could not be restarted: "+err.Error())
+			return
+		}
+	}
+}
+
+// recover connects to a new owner, replays the editor's session (waiting for the replayed initialize to be
+// answered before anything else reaches the owner), and answers the lost requests. It returns the reader of
+// the new connection.
+func (f *Forwarder) recover(ctx context.Context) (*bufio.Reader, error) {
+	f.Log.Warn("the shared daemon went away; starting another")
+	f.gate.Lock()
+	defer f.gate.Unlock()
+	if err := f.connect(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	conn, replay := f.conn, append([][]byte(nil), f.replay...)
+	lost := f.inflight
+	f.inflight = map[string]json.RawMessage{}
+	f.mu.Unlock()
+	r := bufio.NewReader(conn)
+	for i, body := range replay {
+		if err := writeFrame(conn, body); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			continue
+		}
+		for { // the answer to the replayed initialize is not the editor's
+			resp, err := readFrame(r)
+			if err != nil {
+				return nil, err
+			}
+			if m := peek(resp); m.isResponse() && string(m.ID) == replayID {
+				break
+			}
+			f.write(resp)
+		}
+	}
+	for _, id := range lost {
+		resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603,
+			"message": "the shared alisio-lsp daemon stopped while this request ran; its outcome is unknown (what was saved before is kept): retry it"}})
+		f.write(resp)
+	}
+	f.notify(2, "Alisio: the shared daemon stopped and was restarted; requests that were running got an error and can be retried.")
+	return r, nil
+}
+
+func (f *Forwarder) write(body []byte) {
+	f.outMu.Lock()
+	defer f.outMu.Unlock()
+	_ = writeFrame(f.out, body)
+}
+
+// notify sends window/showMessage to the editor (type 1 error, 2 warning).
+func (f *Forwarder) notify(typ int, text string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "window/showMessage", "params": map[string]any{"type": typ, "message": text}})
+	f.write(body)
+}
+
+// fail answers the editor's first request with the error that stopped the forwarder.
+func (f *Forwarder) fail(first []byte, err error) {
+	f.Log.Error("no shared daemon", zap.Error(err))
+	if m := peek(first); m.isRequest() {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32603,
+			"message": "Alisio: " + err.Error() + " (or start the editor's server with `alisio-lsp serve --no-shared`)"}})
+		f.write(body)
+	}
+}

@@ -1,0 +1,250 @@
+// Package shared lets every editor window (and the command line) of a user work on one session store: the
+// first `alisio-lsp serve` starts an owner daemon that holds the store and listens on a Unix socket private to
+// the user; every `serve` forwards its editor's LSP stream to it, and CLI commands run inside it while it runs.
+// gopls -remote=auto is the model.
+package shared
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// ProtocolVersion is the "v" of the hello lines; a forwarder and an owner of different versions still speak
+// LSP to each other, and the forwarder warns the user.
+const ProtocolVersion = 1
+
+// DefaultIdle is how long an owner with no client stays up.
+const DefaultIdle = 5 * time.Minute
+
+// Hello is the first line a client sends on the socket; Welcome the owner's answer.
+type Hello struct {
+	V       int      `json:"v"`
+	Mode    string   `json:"mode"` // "lsp": an editor's stream follows; "cli": run Args and stream the output back
+	Version string   `json:"version"`
+	Args    []string `json:"args,omitempty"`
+	Dir     string   `json:"dir,omitempty"`
+}
+
+// Welcome answers a Hello.
+type Welcome struct {
+	V       int    `json:"v"`
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+}
+
+// SocketPath is where the owner of dataDir listens: in $XDG_RUNTIME_DIR (private to the user) when set, else in
+// dataDir (which is 0700). Unix socket paths are short, so the runtime name is a hash of the data directory.
+func SocketPath(dataDir string) string {
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		sum := sha256.Sum256([]byte(dataDir))
+		return filepath.Join(rt, "alisio-"+hex.EncodeToString(sum[:8])+".sock")
+	}
+	return filepath.Join(dataDir, "daemon.sock")
+}
+
+// ErrRunning: another owner holds dataDir.
+var ErrRunning = errors.New("another alisio-lsp daemon owns this data directory")
+
+// Lock takes the owner lock of dataDir (a file lock the system releases when the process dies, however it
+// dies); the caller holds it for its life. ErrRunning when another process has it.
+func Lock(dataDir string) (*os.File, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dataDir, "owner.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrRunning
+		}
+		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+	return f, nil
+}
+
+// Owner serves editor connections and CLI invocations on the socket of DataDir.
+type Owner struct {
+	DataDir string
+	Version string
+	// Idle is how long it stays up without clients (DefaultIdle when 0).
+	Idle time.Duration
+	Log  *zap.Logger
+	// ServeLSP runs one editor's LSP session on conn until it ends.
+	ServeLSP func(ctx context.Context, conn io.ReadWriteCloser)
+	// RunCLI runs one command line in dir with the owner's store and returns its exit code.
+	RunCLI func(ctx context.Context, args []string, dir string, stdout, stderr io.Writer) int
+}
+
+// Run listens until ctx ends or no client came for Idle. The caller holds Lock(DataDir).
+func (o *Owner) Run(ctx context.Context) error {
+	if o.Idle <= 0 {
+		o.Idle = DefaultIdle
+	}
+	path := SocketPath(o.DataDir)
+	_ = os.Remove(path) // stale: we hold the owner lock, so no other owner listens there
+	old := syscall.Umask(0o077)
+	ln, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", path, err)
+	}
+	defer os.Remove(path)
+	_ = os.Chmod(path, 0o600)
+	o.Log.Info("shared daemon listening", zap.String("socket", path), zap.Duration("idle", o.Idle))
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	clients := 0
+	idle := time.AfterFunc(o.Idle, cancel)
+	var wg sync.WaitGroup
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			o.Log.Warn("accepting a client", zap.Error(err))
+			continue
+		}
+		mu.Lock()
+		clients++
+		idle.Stop()
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.handle(ctx, conn)
+			mu.Lock()
+			if clients--; clients == 0 {
+				idle.Reset(o.Idle)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	o.Log.Info("shared daemon stopping: no client for the idle time, or asked to")
+	return nil
+}
+
+func (o *Owner) handle(ctx context.Context, conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	line, err := r.ReadBytes('\n')
+	var hello Hello
+	if err == nil {
+		err = json.Unmarshal(line, &hello)
+	}
+	if err != nil {
+		o.Log.Warn("a client sent no hello", zap.Error(err))
+		return
+	}
+	welcome, _ := json.Marshal(Welcome{V: ProtocolVersion, Version: o.Version, PID: os.Getpid()})
+	if _, err := conn.Write(append(welcome, '\n')); err != nil {
+		return
+	}
+	switch hello.Mode {
+	case "lsp":
+		o.ServeLSP(ctx, readWriteCloser{r, conn})
+	case "cli":
+		out := &lineWriter{enc: json.NewEncoder(conn)}
+		code := o.RunCLI(ctx, hello.Args, hello.Dir, out.stream("stdout"), out.stream("stderr"))
+		out.write(map[string]any{"exit": code})
+	default:
+		o.Log.Warn("unknown client mode", zap.String("mode", hello.Mode))
+	}
+}
+
+type readWriteCloser struct {
+	io.Reader
+	conn net.Conn
+}
+
+func (c readWriteCloser) Write(p []byte) (int, error) { return c.conn.Write(p) }
+func (c readWriteCloser) Close() error                { return c.conn.Close() }
+
+// lineWriter streams a CLI run's output as JSON lines {"stdout": text} / {"stderr": text}, then {"exit": n}.
+type lineWriter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (l *lineWriter) write(v any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = l.enc.Encode(v)
+}
+
+type streamWriter struct {
+	l    *lineWriter
+	name string
+}
+
+func (l *lineWriter) stream(name string) io.Writer { return streamWriter{l, name} }
+
+func (s streamWriter) Write(p []byte) (int, error) {
+	s.l.write(map[string]string{s.name: string(p)})
+	return len(p), nil
+}
+
+// RunRemote runs a command line in the owner of dataDir, copying its output to stdout and stderr, and returns
+// its exit code; ok is false when no owner answers (run it locally then).
+func RunRemote(dataDir string, args []string, dir, version string, stdout, stderr io.Writer) (code int, ok bool) {
+	conn, err := net.DialTimeout("unix", SocketPath(dataDir), 2*time.Second)
+	if err != nil {
+		return 0, false
+	}
+	defer conn.Close()
+	hello, _ := json.Marshal(Hello{V: ProtocolVersion, Mode: "cli", Version: version, Args: args, Dir: dir})
+	if _, err := conn.Write(append(hello, '\n')); err != nil {
+		return 0, false
+	}
+	dec := json.NewDecoder(bufio.NewReader(conn))
+	var welcome Welcome
+	if err := dec.Decode(&welcome); err != nil {
+		return 0, false
+	}
+	for {
+		var line struct {
+			Stdout *string `json:"stdout"`
+			Stderr *string `json:"stderr"`
+			Exit   *int    `json:"exit"`
+		}
+		if err := dec.Decode(&line); err != nil {
+			fmt.Fprintf(stderr, "alisio-lsp: the shared daemon stopped during the command: %v\n", err)
+			return 1, true
+		}
+		switch {
+		case line.Stdout != nil:
+			_, _ = io.WriteString(stdout, *line.Stdout)
+		case line.Stderr != nil:
+			_, _ = io.WriteString(stderr, *line.Stderr)
+		case line.Exit != nil:
+			return *line.Exit, true
+		}
+	}
+}

@@ -78,7 +78,7 @@ type Server struct {
 	ag          *agent.Agent
 	retired     *agent.Agent // replaced by a provider change; the next agent takes over its MCP servers
 	agErr       error
-	watcher     *relevantfiles.Watcher
+	shared      *workspace // the folder's state shared with the other connections on it
 	files       *relevantfiles.Tracker
 	compacting  map[string]bool
 	progress    map[string]*progress
@@ -170,9 +170,9 @@ func (s *Server) drain() {
 func (s *Server) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.watcher != nil {
-		_ = s.watcher.Close()
-		s.watcher = nil
+	if s.shared != nil {
+		s.shared.leave()
+		s.shared = nil
 	}
 	if s.ag != nil && s.ag.Tools != nil {
 		_ = s.ag.Close()
@@ -431,6 +431,9 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	s.caps = clientCaps{configuration: p.Capabilities.Workspace.Configuration, workDoneProgress: p.Capabilities.Window.WorkDoneProgress,
 		watchedFilesRegistration: p.Capabilities.Workspace.DidChangeWatchedFiles.DynamicRegistration}
 	s.workspace = workspaceRoot(p)
+	// Windows on the same folder share its relevant files and one watcher.
+	s.shared = joinWorkspace(s.workspace)
+	s.files = s.shared.files
 	s.mu.Unlock()
 	s.applySettings(p.InitializationOptions, "initializationOptions")
 	s.openStore()
@@ -594,10 +597,9 @@ func (s *Server) showMessage(typ protocol.MessageType, msg string) {
 // watching (workspace/didChangeWatchedFiles) if the client can register it.
 func (s *Server) watch() {
 	s.mu.Lock()
-	root := s.workspace
+	ws := s.shared
 	s.mu.Unlock()
-	w, err := relevantfiles.Watch(root, s.files, relevantfiles.DefaultDebounce, s.log)
-	if err != nil {
+	if err := ws.watch(s.log); err != nil {
 		s.log.Warn("the workspace watcher is limited; asking the editor to report file changes instead", zap.Error(err))
 		if s.caps.watchedFilesRegistration {
 			_, _ = s.conn.Call(s.connCtx, "client/registerCapability", map[string]any{"registrations": []any{map[string]any{
@@ -605,16 +607,6 @@ func (s *Server) watch() {
 				"registerOptions": map[string]any{"watchers": []any{map[string]any{"globPattern": "**/*"}}}}}}, nil)
 		}
 	}
-	if w == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.connCtx.Err() != nil {
-		_ = w.Close()
-		return
-	}
-	s.watcher = w
 }
 
 // session returns the store and the agent for the current settings, building the agent when needed.

@@ -118,7 +118,7 @@ func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
 	}
 	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio")
 	res, err := ag.Prompt(ctx, id, p.Text)
-	s.status.touch(id)
+	s.changed(id)
 	if err != nil {
 		s.endProgress(id, prog, "failed")
 		return nil, err
@@ -148,7 +148,7 @@ func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) 
 		s.onAgentEvent(agent.Event{Session: id, Kind: agent.EventCompaction, Compaction: e})
 	}
 	res, err := ag.Compact(ctx, id, p.Focus, emit)
-	s.status.touch(id)
+	s.changed(id)
 	if err != nil {
 		s.endProgress(id, prog, "compaction failed")
 		return nil, err
@@ -180,7 +180,7 @@ func (s *Server) recoverCalls(_ context.Context, raw json.RawMessage) (any, erro
 		return nil, fmt.Errorf("%d uncertain tool call(s): %s. They may or may not have taken effect; check, then send alisio/recover with acknowledge: true to record that their outcome is unknown (nothing is undone or retried)",
 			len(calls), strings.Join(ids, ", "))
 	}
-	s.status.touch(p.Session)
+	s.changed(p.Session)
 	return map[string]any{"session": p.Session, "recovered": len(calls), "calls": calls}, nil
 }
 
@@ -336,5 +336,6 @@ func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
+	s.status.know(id)
 	return s.statusOf(id)
 }

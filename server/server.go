@@ -117,6 +117,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	st := newStream(rwc, opts.MaxFrame, func(reason string) { s.log.Warn("bad input from the client", zap.String("reason", reason)) })
 	s.conn = jsonrpc2.NewConn(st)
 	s.status = newStatusSender(ctx, opts.StatusInterval, s.sendStatus)
+	s.join()
+	defer s.leave()
 	s.conn.Go(ctx, s.handle)
 	code := 1
 	select {

@@ -34,6 +34,7 @@ type env struct {
 	store    *storage.Store
 	ws       string
 	provider *providertest.Server
+	cfg      config.Config
 }
 
 func ctx(t *testing.T) context.Context {
@@ -64,6 +65,7 @@ func start(t *testing.T, script *providertest.Script, mutate func(*config.Config
 	if err := os.WriteFile(filepath.Join(e.ws, "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	e.cfg = cfg
 	e.client = servertest.Start(t, server.Options{Config: cfg, Store: st, StatusInterval: 20 * time.Millisecond, Provider: provider.Options{MaxRetries: 0}})
 	return e
 }
@@ -572,4 +574,33 @@ func TestMCPServersApplyLive(t *testing.T) {
 	waitFor("built-in,docs")
 	set(true)
 	waitFor("built-in")
+}
+
+// TestMeterReachesEveryWindowOfASession: two windows on one store (the shared daemon's case); the second shows
+// a session, the first runs a turn on it, and the second's meter follows.
+func TestMeterReachesEveryWindowOfASession(t *testing.T) {
+	e := start(t, &providertest.Script{Replies: []providertest.Reply{{Text: "done"}}}, nil)
+	e.init(t, nil)
+	other := servertest.Start(t, server.Options{Config: e.cfg, Store: e.store, StatusInterval: 20 * time.Millisecond})
+	if _, err := other.Initialize(ctx(t), e.ws, nil, false, false); err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ Session string }
+	if err := e.client.Call(ctx(t), "alisio/newSession", map[string]any{"title": "shared"}, &created); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": created.Session, "text": "hello"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other.Await(t, 5*time.Second, "the other window's meter after the turn", func(n []servertest.Notification) bool {
+		for _, x := range n {
+			if x.Method == "alisio/status" && strings.Contains(string(x.Params), created.Session) && strings.Contains(string(x.Params), `"messages":2`) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -49,6 +49,23 @@ func (t *statusSender) touch(session string) {
 	t.scheduleLocked()
 }
 
+// know records that this connection shows session, so that changes made by other windows reach it.
+func (t *statusSender) know(session string) {
+	t.mu.Lock()
+	t.known[session] = true
+	t.mu.Unlock()
+}
+
+// touchKnown marks session as changed if this connection has shown it (a change made by another window).
+func (t *statusSender) touchKnown(session string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.known[session] {
+		t.dirty[session] = true
+		t.scheduleLocked()
+	}
+}
+
 // touchAll marks every session seen so far (after a settings change).
 func (t *statusSender) touchAll() {
 	t.mu.Lock()
@@ -165,7 +182,7 @@ func (s *Server) onAgentEvent(e agent.Event) {
 	case agent.EventReply:
 		s.event(e.Session, "reply", map[string]any{"text": e.Result})
 	}
-	s.status.touch(e.Session)
+	s.changed(e.Session)
 }
 
 func (s *Server) compactionState(session string, e compaction.Event) {

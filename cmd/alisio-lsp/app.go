@@ -36,8 +36,10 @@ type app struct {
 	// store, when set, is the shared daemon's own store: commands use it instead of opening the data
 	// directory's (which the daemon holds).
 	store *storage.Store
-	// args are the command line, passed to the shared daemon when it holds the store.
-	args []string
+	// args are the command line, and stdinRead what it read from stdin, passed to the shared daemon when it
+	// holds the store.
+	args      []string
+	stdinRead []byte
 }
 
 // newRootCommand builds the command tree; the app it returns reports the error Execute returns (fail).
@@ -139,7 +141,7 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 	if errors.Is(err, storage.ErrLocked) && a.args != nil {
 		// The shared daemon holds the store: it runs the command.
 		dir, _ := storage.DataDir(a.dataDir)
-		if code, ok := shared.RunRemote(dir, a.args, a.cwd, version(), a.stdout, a.stderr); ok {
+		if code, ok := shared.RunRemote(dir, a.args, a.cwd, string(a.stdinRead), version(), a.stdout, a.stderr); ok {
 			return exitCode(code)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -75,8 +74,8 @@ func (a *app) daemonCommand() *cobra.Command {
 				ServeLSP: func(ctx context.Context, conn io.ReadWriteCloser) {
 					server.Serve(ctx, conn, server.Options{Config: a.cfg, Store: st, Log: a.log, Provider: provider.DefaultOptions(), Version: version()})
 				},
-				RunCLI: func(_ context.Context, args []string, cwd string, stdout, stderr io.Writer) int {
-					root, sub := newRootCommand(strings.NewReader(""), stdout, stderr)
+				RunCLI: func(_ context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
+					root, sub := newRootCommand(stdin, stdout, stderr)
 					sub.store, sub.cwd = st, cwd
 					root.SetArgs(args)
 					if err := root.Execute(); err != nil {

@@ -235,6 +235,7 @@ func (a *app) readInput(name string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading stdin: %w", err)
 		}
+		a.stdinRead = b
 		return b, nil
 	}
 	b, err := os.ReadFile(a.path(name))

@@ -191,6 +191,13 @@ func TestShared_FiveWindowsTwoWorkspacesAndTheCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "in A") || !strings.Contains(out, "in B") {
 		t.Fatalf("the CLI while the windows run: exit %d, %q %q", code, out, errOut)
 	}
+	// A command that reads stdin runs in the daemon with it; failures keep their exit status and message.
+	if out, errOut, code := cli(t, data, `[{"role":"user","content":"piped"}]`, "sessions", "import", "-", "--workspace", wsA, "--title", "piped"); code != 0 || len(strings.TrimSpace(out)) != 36 {
+		t.Fatalf("import - through the daemon: exit %d, %q %q", code, out, errOut)
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "show", "no-such-session"); code != 1 || !strings.Contains(errOut, "no-such-session") {
+		t.Fatalf("a failing command through the daemon: exit %d, %q", code, errOut)
+	}
 	pid := ownerPID(t, data)
 	for i, e := range editors {
 		if c := e.close(); c != 0 {

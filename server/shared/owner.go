@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -38,6 +39,8 @@ type Hello struct {
 	Version string   `json:"version"`
 	Args    []string `json:"args,omitempty"`
 	Dir     string   `json:"dir,omitempty"`
+	// Stdin is what the command line had read from its standard input (sessions import -).
+	Stdin string `json:"stdin,omitempty"`
 }
 
 // Welcome answers a Hello.
@@ -92,7 +95,7 @@ type Owner struct {
 	// ServeLSP runs one editor's LSP session on conn until it ends.
 	ServeLSP func(ctx context.Context, conn io.ReadWriteCloser)
 	// RunCLI runs one command line in dir with the owner's store and returns its exit code.
-	RunCLI func(ctx context.Context, args []string, dir string, stdout, stderr io.Writer) int
+	RunCLI func(ctx context.Context, args []string, dir string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 // Run listens until ctx ends or no client came for Idle. The caller holds Lock(DataDir).
@@ -172,7 +175,7 @@ func (o *Owner) handle(ctx context.Context, conn net.Conn) {
 		o.ServeLSP(ctx, readWriteCloser{r, conn})
 	case "cli":
 		out := &lineWriter{enc: json.NewEncoder(conn)}
-		code := o.RunCLI(ctx, hello.Args, hello.Dir, out.stream("stdout"), out.stream("stderr"))
+		code := o.RunCLI(ctx, hello.Args, hello.Dir, strings.NewReader(hello.Stdin), out.stream("stdout"), out.stream("stderr"))
 		out.write(map[string]any{"exit": code})
 	default:
 		o.Log.Warn("unknown client mode", zap.String("mode", hello.Mode))
@@ -213,13 +216,13 @@ func (s streamWriter) Write(p []byte) (int, error) {
 
 // RunRemote runs a command line in the owner of dataDir, copying its output to stdout and stderr, and returns
 // its exit code; ok is false when no owner answers (run it locally then).
-func RunRemote(dataDir string, args []string, dir, version string, stdout, stderr io.Writer) (code int, ok bool) {
+func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout, stderr io.Writer) (code int, ok bool) {
 	conn, err := net.DialTimeout("unix", SocketPath(dataDir), 2*time.Second)
 	if err != nil {
 		return 0, false
 	}
 	defer conn.Close()
-	hello, _ := json.Marshal(Hello{V: ProtocolVersion, Mode: "cli", Version: version, Args: args, Dir: dir})
+	hello, _ := json.Marshal(Hello{V: ProtocolVersion, Mode: "cli", Version: version, Args: args, Dir: dir, Stdin: stdin})
 	if _, err := conn.Write(append(hello, '\n')); err != nil {
 		return 0, false
 	}

@@ -50,7 +50,7 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		msg, n, err := s.readOne()
+		_, msg, n, err := s.readOne()
 		if errors.Is(err, errBadFrame) {
 			continue
 		}
@@ -58,25 +58,26 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	}
 }
 
-func (s *stream) readOne() (jsonrpc2.Message, int64, error) {
+// readOne reads the next frame: its body and message, or errBadFrame once a bad one was answered.
+func (s *stream) readOne() ([]byte, jsonrpc2.Message, int64, error) {
 	length, total, problem, err := s.readHeader()
 	if err != nil {
-		return nil, total, err
+		return nil, nil, total, err
 	}
 	if problem != "" {
 		// The header block had no usable length: its body, if any, cannot be told from what follows.
 		s.bad(jsonrpc2.ParseError, problem)
-		return nil, total, s.resync()
+		return nil, nil, total, s.resync()
 	}
 	if length > s.maxFrame {
 		// Refused at once, without reading it: the bytes that follow are skipped up to the next header.
 		s.bad(jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes is over the %d-byte limit", length, s.maxFrame))
-		return nil, total, s.resync()
+		return nil, nil, total, s.resync()
 	}
 	data, err := s.readBody(int(length))
 	total += int64(len(data))
 	if err != nil {
-		return nil, total, err
+		return nil, nil, total, err
 	}
 	msg, err := jsonrpc2.DecodeMessage(data)
 	if err != nil {
@@ -84,21 +85,49 @@ func (s *stream) readOne() (jsonrpc2.Message, int64, error) {
 			// A body cut short: the next frame's header arrived inside it. Answer, and read that frame.
 			s.unread(data[i:])
 			s.bad(jsonrpc2.ParseError, fmt.Sprintf("truncated message: %d of the %d bytes its Content-Length declared arrived before the next message", i, length))
-			return nil, total, errBadFrame
+			return nil, nil, total, errBadFrame
 		}
 		code := jsonrpc2.ParseError
 		if json.Valid(data) {
 			code = jsonrpc2.InvalidRequest
 		}
 		s.bad(code, "not a JSON-RPC message: "+clip(err.Error()))
-		return nil, total, errBadFrame
+		return nil, nil, total, errBadFrame
 	}
 	if _, note := msg.(*jsonrpc2.Notification); note && isNullIDCall(data) {
 		s.bad(jsonrpc2.InvalidRequest, `request with "id": null: give the request a number or string id (nothing was run)`)
-		return nil, total, errBadFrame
+		return nil, nil, total, errBadFrame
 	}
-	return msg, total, nil
+	return data, msg, total, nil
 }
+
+// FrameReader reads a client's LSP frames the way the daemon does: a bad frame (no Content-Length, over the
+// size limit, cut short, not JSON-RPC, id null) is answered on the client's output with an error response and
+// skipped, and reading resumes at the next frame. The shared daemon's forwarder reads the editor with it.
+type FrameReader struct{ s *stream }
+
+// NewFrameReader reads from r and answers bad frames on w (each answer is one Write call); maxFrame 0 is
+// DefaultMaxFrame.
+func NewFrameReader(r io.Reader, w io.Writer, maxFrame int64) *FrameReader {
+	return &FrameReader{newStream(readWriter{r, w}, maxFrame, nil)}
+}
+
+// Next returns the body of the next valid message; it fails only when the input ends.
+func (f *FrameReader) Next() ([]byte, error) {
+	for {
+		body, _, _, err := f.s.readOne()
+		if !errors.Is(err, errBadFrame) {
+			return body, err
+		}
+	}
+}
+
+type readWriter struct {
+	io.Reader
+	io.Writer
+}
+
+func (readWriter) Close() error { return nil }
 
 // readHeader reads one header block. problem is set, and length is -1, when the block has no valid
 // Content-Length. A header line with garbage before "Content-Length:" (the rest of a skipped body) is read
@@ -261,13 +290,13 @@ func clip(s string) string {
 	return s
 }
 
+// writeRaw writes one frame in one Write call, so that a writer shared with others (the forwarder's) never
+// interleaves two frames.
 func (s *stream) writeRaw(body []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if _, err := fmt.Fprintf(s.out, "Content-Length: %d\r\n\r\n", len(body)); err != nil {
-		return err
-	}
-	_, err := s.out.Write(body)
+	frame := append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))), body...)
+	_, err := s.out.Write(frame)
 	return err
 }
 

@@ -331,3 +331,36 @@ func BenchmarkStatus(b *testing.B) {
 		})
 	}
 }
+
+// TestShared_BadInputFromTheEditor: the forwarder reads the editor as the daemon does: a frame declaring 10^12
+// bytes, one without Content-Length and one cut short are each answered with an error, and the requests that
+// follow still reach the daemon.
+func TestShared_BadInputFromTheEditor(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	e := startEditor(t, data, ws)
+	e.initialize(ws)
+	ping := func(id int) string { return frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"alisio/sessions"}`, id)) }
+	e.mu.Lock()
+	ch := map[int]chan map[string]any{}
+	for _, id := range []int{101, 102, 103} {
+		ch[id] = make(chan map[string]any, 1)
+		e.wait[id] = ch[id]
+	}
+	e.mu.Unlock()
+	_, _ = io.WriteString(e.in, "Content-Length: 1000000000000\r\n\r\n"+ping(101))
+	_, _ = io.WriteString(e.in, "Content-Type: x\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"x\"}"+ping(102))
+	_, _ = io.WriteString(e.in, "Content-Length: 400\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":98,\"me"+ping(103))
+	for _, id := range []int{101, 102, 103} {
+		select {
+		case m := <-ch[id]:
+			if m["result"] == nil {
+				t.Fatalf("request %d after bad input: %v", id, m)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("request %d after bad input was never answered", id)
+		}
+	}
+	if c := e.close(); c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+}

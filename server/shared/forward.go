@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/alisio-lsp/alisio-lsp/server"
 )
 
 // Forwarder is what an editor starts (`alisio-lsp serve`): it connects the editor's stdio to the owner of the
@@ -53,8 +55,9 @@ func (f *Forwarder) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 	if f.ConnectTimeout <= 0 {
 		f.ConnectTimeout = 15 * time.Second
 	}
-	rin := bufio.NewReader(in)
-	first, err := readFrame(rin)
+	// The editor is read as the daemon reads it: bad frames are answered here and skipped.
+	rin := server.NewFrameReader(in, editorWriter{f}, 0)
+	first, err := rin.Next()
 	if err != nil {
 		f.Log.Warn("the editor sent nothing", zap.Error(err))
 		return 1
@@ -78,7 +81,7 @@ func (f *Forwarder) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 	go func() {
 		defer close(done)
 		for {
-			body, err := readFrame(rin)
+			body, err := rin.Next()
 			if err != nil {
 				return
 			}
@@ -277,6 +280,15 @@ func (f *Forwarder) write(body []byte) {
 	f.outMu.Lock()
 	defer f.outMu.Unlock()
 	_ = writeFrame(f.out, body)
+}
+
+// editorWriter writes whole frames to the editor under the forwarder's lock (the frame reader's answers).
+type editorWriter struct{ f *Forwarder }
+
+func (w editorWriter) Write(p []byte) (int, error) {
+	w.f.outMu.Lock()
+	defer w.f.outMu.Unlock()
+	return w.f.out.Write(p)
 }
 
 // notify sends window/showMessage to the editor (type 1 error, 2 warning).

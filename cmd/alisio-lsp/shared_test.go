@@ -339,7 +339,9 @@ func TestShared_BadInputFromTheEditor(t *testing.T) {
 	data, ws := t.TempDir(), t.TempDir()
 	e := startEditor(t, data, ws)
 	e.initialize(ws)
-	ping := func(id int) string { return frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"alisio/sessions"}`, id)) }
+	ping := func(id int) string {
+		return frame(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"alisio/sessions"}`, id))
+	}
 	e.mu.Lock()
 	ch := map[int]chan map[string]any{}
 	for _, id := range []int{101, 102, 103} {

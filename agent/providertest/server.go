@@ -65,10 +65,19 @@ type Server struct {
 	encrypted map[string]bool
 	// Violations lists requests the real API would have rejected (and this server rejected with 400).
 	violations []string
+	// cancelled counts the requests whose client gave up while the reply was delayed.
+	cancelled int
 }
 
 // New returns a server for script.
 func New(script Script) *Server { return &Server{script: script} }
+
+// Cancelled is how many requests their client cancelled while this server delayed the reply.
+func (s *Server) Cancelled() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancelled
+}
 
 // Requests returns the decoded bodies of the chat requests received so far.
 func (s *Server) Requests() []map[string]any {
@@ -181,6 +190,9 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any
 		select {
 		case <-time.After(time.Duration(rep.DelayMs) * time.Millisecond):
 		case <-r.Context().Done():
+			s.mu.Lock()
+			s.cancelled++
+			s.mu.Unlock()
 			return Reply{}, false
 		}
 	}

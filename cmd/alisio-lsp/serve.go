@@ -74,11 +74,11 @@ func (a *app) daemonCommand() *cobra.Command {
 				ServeLSP: func(ctx context.Context, conn io.ReadWriteCloser) {
 					server.Serve(ctx, conn, server.Options{Config: a.cfg, Store: st, Log: a.log, Provider: provider.DefaultOptions(), Version: version()})
 				},
-				RunCLI: func(_ context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
+				RunCLI: func(ctx context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
 					root, sub := newRootCommand(stdin, stdout, stderr)
 					sub.store, sub.cwd = st, cwd
 					root.SetArgs(args)
-					if err := root.Execute(); err != nil {
+					if err := root.ExecuteContext(ctx); err != nil {
 						sub.fail(err)
 						return 1
 					}

@@ -366,3 +366,42 @@ func TestShared_BadInputFromTheEditor(t *testing.T) {
 		t.Fatalf("exit %d", c)
 	}
 }
+
+// TestShared_CtrlCOfACommandRunInTheDaemon: `alisio-lsp prompt` run while the daemon holds the store runs in
+// it; interrupting the CLI stops the turn in the daemon (the provider sees its request cancelled).
+func TestShared_CtrlCOfACommandRunInTheDaemon(t *testing.T) {
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{{Text: "too slow", DelayMs: 60_000}}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	data, ws := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "cfg.json")
+	if err := os.WriteFile(cfg, []byte(`{"provider":{"kind":"openai","baseURL":"`+hs.URL+`/v1","model":"alisio-test"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := startServe(t, data, ws, []string{"--config", cfg, "serve"})
+	e.initialize(ws)
+	prompt := exec.Command(binary, "--data-dir", data, "--config", cfg, "prompt", "--workspace", ws, "wait for it")
+	if err := prompt.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); len(srv.Requests()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = prompt.Process.Kill()
+			t.Fatal("the prompt never reached the provider")
+		}
+	}
+	if err := prompt.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := prompt.Wait(); prompt.ProcessState.ExitCode() != 130 {
+		t.Fatalf("the interrupted CLI: %v (exit %d); want 130", err, prompt.ProcessState.ExitCode())
+	}
+	for deadline := time.Now().Add(15 * time.Second); srv.Cancelled() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon kept running the turn after its CLI was interrupted")
+		}
+	}
+	if c := e.close(); c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+}

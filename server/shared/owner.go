@@ -15,10 +15,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -174,6 +176,14 @@ func (o *Owner) handle(ctx context.Context, conn net.Conn) {
 	case "lsp":
 		o.ServeLSP(ctx, readWriteCloser{r, conn})
 	case "cli":
+		// The command stops when its CLI goes away (Ctrl-C, killed): the CLI sends nothing more, so the end of
+		// its side of the connection is that.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			_, _ = io.Copy(io.Discard, r)
+			cancel()
+		}()
 		out := &lineWriter{enc: json.NewEncoder(conn)}
 		code := o.RunCLI(ctx, hello.Args, hello.Dir, strings.NewReader(hello.Stdin), out.stream("stdout"), out.stream("stderr"))
 		out.write(map[string]any{"exit": code})
@@ -231,6 +241,21 @@ func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout
 	if err := dec.Decode(&welcome); err != nil {
 		return 0, false
 	}
+	// Ctrl-C (or a kill) of this CLI closes the connection, which stops the command in the daemon.
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(interrupted)
+	stopped := make(chan struct{})
+	defer close(stopped)
+	var wasInterrupted atomic.Bool
+	go func() {
+		select {
+		case <-interrupted:
+			wasInterrupted.Store(true)
+			conn.Close()
+		case <-stopped:
+		}
+	}()
 	for {
 		var line struct {
 			Stdout *string `json:"stdout"`
@@ -238,6 +263,9 @@ func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout
 			Exit   *int    `json:"exit"`
 		}
 		if err := dec.Decode(&line); err != nil {
+			if wasInterrupted.Load() {
+				return 130, true
+			}
 			fmt.Fprintf(stderr, "alisio-lsp: the shared daemon stopped during the command: %v\n", err)
 			return 1, true
 		}

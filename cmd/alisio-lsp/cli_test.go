@@ -324,12 +324,7 @@ func providerConfig(t *testing.T, script providertest.Script) string {
 	t.Helper()
 	hs := httptest.NewServer(providertest.New(script))
 	t.Cleanup(hs.Close)
-	cfg := filepath.Join(t.TempDir(), "alisio.json")
-	raw, _ := json.Marshal(map[string]any{"provider": map[string]any{"kind": "openai", "baseURL": hs.URL + "/v1", "model": "alisio-test"}})
-	if err := os.WriteFile(cfg, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return configFor(t, hs.URL)
 }
 
 // TestCLI_KilledDuringAToolCall kills alisio-lsp with SIGKILL while a tool runs. After the restart the call is

@@ -143,6 +143,16 @@ func titles(r map[string]any) []string {
 	return out
 }
 
+// configFor writes a configuration file that points the provider at the local test provider at url.
+func configFor(t *testing.T, url string) string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "cfg.json")
+	if err := os.WriteFile(cfg, []byte(`{"provider":{"kind":"openai","baseURL":"`+url+`/v1","model":"alisio-test"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 func ownerPID(t *testing.T, data string) int {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(data, "owner.lock"))
@@ -226,20 +236,7 @@ func TestShared_OwnerKilledMidTurn(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	data, ws := t.TempDir(), t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "cfg.json")
-	if err := os.WriteFile(cfg, []byte(`{"provider":{"kind":"openai","baseURL":"`+hs.URL+`/v1","model":"alisio-test"}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary, "--data-dir", data, "--config", cfg, "serve")
-	e := &editor{t: t, cmd: cmd, wait: map[int]chan map[string]any{}}
-	cmd.Env = append(os.Environ(), "ALISIO_DAEMON_IDLE=1s")
-	e.in, _ = cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	go e.read(bufio.NewReader(out))
+	e := startServe(t, data, ws, []string{"--config", configFor(t, hs.URL), "serve"})
 	e.initialize(ws)
 	done := make(chan map[string]any, 1)
 	go func() { done <- e.call("alisio/prompt", map[string]any{"text": "remember this prompt"}) }()
@@ -374,10 +371,7 @@ func TestShared_CtrlCOfACommandRunInTheDaemon(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	data, ws := t.TempDir(), t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "cfg.json")
-	if err := os.WriteFile(cfg, []byte(`{"provider":{"kind":"openai","baseURL":"`+hs.URL+`/v1","model":"alisio-test"}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := configFor(t, hs.URL)
 	e := startServe(t, data, ws, []string{"--config", cfg, "serve"})
 	e.initialize(ws)
 	prompt := exec.Command(binary, "--data-dir", data, "--config", cfg, "prompt", "--workspace", ws, "wait for it")

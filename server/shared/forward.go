@@ -39,8 +39,7 @@ type Forwarder struct {
 
 	mu       sync.Mutex
 	conn     net.Conn
-	replay   [][]byte // initialize (with its id replaced), initialized, the last settings
-	initID   json.RawMessage
+	replay   [][]byte                   // initialize (with its id replaced), initialized, the last settings
 	inflight map[string]json.RawMessage // request id (as text) → id
 	shutdown bool
 	exiting  bool
@@ -170,7 +169,6 @@ func (f *Forwarder) fromEditor(body []byte) (exit bool) {
 	f.mu.Lock()
 	switch {
 	case m.Method == "initialize" && m.isRequest():
-		f.initID = m.ID
 		var v map[string]json.RawMessage
 		if json.Unmarshal(body, &v) == nil {
 			v["id"] = json.RawMessage(replayID)

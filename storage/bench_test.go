@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
@@ -117,7 +117,7 @@ func BenchmarkRawWriteFdatasync(b *testing.B) {
 		if _, err := f.Write(block); err != nil {
 			b.Fatal(err)
 		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		if err := osproc.DataSync(f); err != nil {
 			b.Fatal(err)
 		}
 	}

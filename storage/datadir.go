@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
-// DataDir resolves the per-user data directory: override when set, else $XDG_DATA_HOME/alisio, else
-// ~/.local/share/alisio.
+// DataDir resolves the per-user data directory: override when set, else $XDG_DATA_HOME/alisio, else the
+// system's place for it (Linux ~/.local/share/alisio, macOS ~/Library/Application Support/alisio, Windows
+// %LOCALAPPDATA%\alisio).
 func DataDir(override string) (string, error) {
 	if override != "" {
 		return filepath.Abs(override)
@@ -15,11 +18,11 @@ func DataDir(override string) (string, error) {
 	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
 		return filepath.Join(x, "alisio"), nil
 	}
-	home, err := os.UserHomeDir()
+	base, err := osproc.UserDataDir()
 	if err != nil {
 		return "", fmt.Errorf("finding the data directory (set --data-dir or XDG_DATA_HOME): %w", err)
 	}
-	return filepath.Join(home, ".local", "share", "alisio"), nil
+	return filepath.Join(base, "alisio"), nil
 }
 
 // OpenDataDir creates dataDir private to the user (mode 0700, tightened if it was wider) and opens the

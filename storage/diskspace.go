@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"golang.org/x/sys/unix"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -18,13 +18,7 @@ var ErrDiskFull = errors.New("not enough free disk space for the session store")
 const DefaultMinFreeBytes = 64 << 20
 
 // FreeBytes is the space an unprivileged process may still use on the file system holding dir.
-func FreeBytes(dir string) (uint64, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, fmt.Errorf("reading the free space of %s: %w", dir, err)
-	}
-	return st.Bavail * uint64(st.Bsize), nil
-}
+func FreeBytes(dir string) (uint64, error) { return osproc.FreeBytes(dir) }
 
 // checkSpace refuses, with ErrDiskFull and what to do, when writing about need bytes would leave less than
 // the reserve free. It asks the file system every time (a statfs costs about 2 µs): a disk filled by another

@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +22,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/tools"
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
 // DefaultCallTimeout bounds a tool call when mcpServers.NAME.timeoutMs is 0; connecting and listing tools
@@ -64,8 +64,10 @@ func Connect(ctx context.Context, name string, cfg config.MCPServer, workspace s
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = io.Discard
-		// Its own process group, killed with the daemon (parent-death signal) so that no server outlives it.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		// Its own process group, killed with the daemon (Linux's parent-death signal; elsewhere the server
+		// sees its stdin close) so that no server outlives it.
+		osproc.Group(cmd)
+		osproc.DieWithParent(cmd)
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)

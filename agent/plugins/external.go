@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/tools"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
 // protocolVersion is the "v" of the JSON an external hook reads on stdin (docs/plugins.md).
@@ -60,8 +60,7 @@ func (e *External) call(ctx context.Context, hook string, in compaction.HookInpu
 	}
 	cmd.Dir = in.Workspace
 	// The hook's whole process group goes when its time is up, and its output is not waited for after that.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	osproc.Group(cmd)
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer

@@ -11,7 +11,13 @@ var (
 		"CC": true, "CXX": true, "CFLAGS": true, "CXXFLAGS": true, "LDFLAGS": true, "PKG_CONFIG_PATH": true,
 		"LD_LIBRARY_PATH": true, "MAKEFLAGS": true, "JAVA_HOME": true, "NODE_PATH": true, "NVM_DIR": true,
 		"CARGO_HOME": true, "RUSTUP_HOME": true, "PYENV_ROOT": true, "VIRTUAL_ENV": true, "CONDA_PREFIX": true,
-		"PYTHONPATH": true}
+		"PYTHONPATH": true,
+		// Windows: without these, cmd.exe and most programs cannot start or find their files.
+		"SYSTEMROOT": true, "SYSTEMDRIVE": true, "WINDIR": true, "COMSPEC": true, "PATHEXT": true, "TEMP": true,
+		"TMP": true, "USERPROFILE": true, "USERNAME": true, "HOMEDRIVE": true, "HOMEPATH": true, "APPDATA": true,
+		"LOCALAPPDATA": true, "PROGRAMDATA": true, "PROGRAMFILES": true, "PROGRAMFILES(X86)": true,
+		"PROGRAMW6432": true, "COMMONPROGRAMFILES": true, "NUMBER_OF_PROCESSORS": true,
+		"PROCESSOR_ARCHITECTURE": true, "OS": true}
 	allowedEnvPrefixes = []string{"LC_", "GO", "XDG_"}
 	// secretMarkers drop a variable even when its name is allowed (GOPRIVATE_TOKEN, XDG_…_KEY).
 	secretMarkers = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"}
@@ -36,11 +42,11 @@ func envAllowed(name string) bool {
 			return false
 		}
 	}
-	if allowedEnv[name] {
+	if allowedEnv[upper] { // names are compared in upper case: Windows spells PATH "Path"
 		return true
 	}
 	for _, p := range allowedEnvPrefixes {
-		if strings.HasPrefix(name, p) {
+		if strings.HasPrefix(upper, p) {
 			return true
 		}
 	}

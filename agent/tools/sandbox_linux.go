@@ -2,8 +2,6 @@ package tools
 
 import (
 	"fmt"
-	"os"
-	"slices"
 	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -25,6 +23,9 @@ func writeRights(abi int) (dirRights, fileRights uint64) {
 	}
 	return dirRights, fileRights
 }
+
+// sandboxPrefix: Linux confines the command's thread (Landlock), not through a sandbox command.
+func sandboxPrefix([]string) []string { return nil }
 
 // confineThread restricts the calling OS thread, and every process it starts afterwards, with Landlock: it
 // may change the file system only beneath writableDirs and in the few device files commands write to. The
@@ -66,19 +67,6 @@ func confineThread(writableDirs []string) error {
 		return fmt.Errorf("restricting the command's thread: %w", err)
 	}
 	return nil
-}
-
-// writableDirs are where a confined command may write: the workspace, the temporary directory and the user's
-// cache directory (build caches such as Go's).
-func writableDirs(workspace string) []string {
-	dirs := []string{workspace}
-	cache, _ := os.UserCacheDir()
-	for _, d := range []string{os.TempDir(), cache} {
-		if d != "" && !slices.Contains(dirs, d) {
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs
 }
 
 // Confinement says what run_command's sandbox confines on this system, for the user.

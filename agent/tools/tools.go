@@ -13,17 +13,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
 // Limits bound what tools return and how long commands run.
@@ -128,7 +127,7 @@ func New(dir string, limits Limits) (*Set, error) {
 			`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`, s.writeFile},
 		{"edit_file", "Replace one exact occurrence of oldText with newText in a file of the workspace.",
 			`{"type":"object","properties":{"path":{"type":"string"},"oldText":{"type":"string","minLength":1},"newText":{"type":"string"}},"required":["path","oldText","newText"],"additionalProperties":false}`, s.editFile},
-		{"run_command", "Run a shell command in the workspace root with a timeout; returns its exit code and output.",
+		{"run_command", "Run a command with " + shellDescription + " in the workspace root with a timeout; returns its exit code and output. Processes it starts in the background end with it.",
 			`{"type":"object","properties":{"command":{"type":"string","minLength":1},"timeoutSeconds":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`, s.runCommand},
 	} {
 		if err := s.add(t.name, t.desc, t.params, t.run); err != nil {
@@ -510,11 +509,16 @@ func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) 
 // writing would change them too.
 func (s *Set) singleLink(p, at string) error {
 	info, err := s.root.Lstat(at)
-	if err != nil {
-		return nil // a new file
+	if err != nil || !info.Mode().IsRegular() {
+		return nil // a new file, or not a file to write
 	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && info.Mode().IsRegular() && st.Nlink > 1 {
-		return fmt.Errorf("%s has %d hard links, which may be outside the workspace, and writing it would change them all; refusing (copy it to a new file first if that is what you want)", p, st.Nlink)
+	f, err := s.root.Open(at)
+	if err != nil {
+		return explain(p, err)
+	}
+	defer f.Close()
+	if n, err := osproc.LinkCount(f); err == nil && n > 1 {
+		return fmt.Errorf("%s has %d hard links, which may be outside the workspace, and writing it would change them all; refusing (copy it to a new file first if that is what you want)", p, n)
 	}
 	return nil
 }
@@ -547,10 +551,6 @@ func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
 	return "edited " + p, nil
 }
 
-// commandWrapper runs the command ($1) in the background of a shell that, on SIGTERM (sent when the daemon
-// dies: parent-death signal), kills the whole process group, so that no command outlives a killed daemon.
-const commandWrapper = `trap 'kill -KILL 0' TERM HUP; /bin/sh -c "$1" & wait $!`
-
 func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, error) {
 	timeout := s.limits.CommandTimeout
 	if v, ok := args["timeoutSeconds"].(float64); ok {
@@ -558,15 +558,13 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", commandWrapper, "alisio-command", args["command"].(string))
+	cmd := s.shellCommand(ctx, args["command"].(string))
 	cmd.Dir = s.dir
 	cmd.Env = append(SafeEnv(os.Environ()), "PWD="+s.dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := s.runConfined(cmd)
+	err := s.runContained(cmd)
 	text := strings.ToValidUTF8(out.String(), "�")
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
@@ -582,25 +580,4 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 		return "", fmt.Errorf("running the command: %v", err)
 	}
 	return fmt.Sprintf("exit code %d\n%s", code, text), nil
-}
-
-// runConfined starts cmd from a thread of its own, confined to writing in the workspace (where Landlock
-// exists), and waits for it on that thread: the parent-death signal fires when the thread that started the
-// command ends, so the thread lives as long as the command. The thread is never returned to the runtime: it
-// ends with its goroutine, confinement and all.
-func (s *Set) runConfined(cmd *exec.Cmd) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the confined thread ends with this goroutine
-		if err := confineThread(writableDirs(s.dir)); err != nil && s.RequireSandbox {
-			done <- fmt.Errorf("refusing to run unconfined: %w", err)
-			return
-		}
-		if err := cmd.Start(); err != nil {
-			done <- err
-			return
-		}
-		done <- cmd.Wait()
-	}()
-	return <-done
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"github.com/alisio-lsp/alisio-lsp/server/shared"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -143,7 +144,7 @@ func (a *app) startOwner(dataDir string) error {
 		args = append(args, "--idle", idle)
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	osproc.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s daemon: %w", exe, err)
 	}

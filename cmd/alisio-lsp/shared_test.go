@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
 // editor is an LSP client over a real `alisio-lsp serve` process (a forwarder to the shared daemon).
@@ -220,7 +221,7 @@ func TestShared_FiveWindowsTwoWorkspacesAndTheCLI(t *testing.T) {
 	}
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		_, serr := os.Stat(socket)
-		if os.IsNotExist(serr) && syscall.Kill(pid, 0) != nil {
+		if os.IsNotExist(serr) && !osproc.Alive(pid) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -246,8 +247,8 @@ func TestShared_OwnerKilledMidTurn(t *testing.T) {
 		}
 	}
 	pid := ownerPID(t, data)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	if owner, err := os.FindProcess(pid); err != nil || owner.Kill() != nil {
+		t.Fatalf("killing the daemon %d: %v", pid, err)
 	}
 	r := <-done
 	if errObj, _ := r["error"].(map[string]any); errObj == nil || !strings.Contains(fmt.Sprint(errObj["message"]), "outcome is unknown") {

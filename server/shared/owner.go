@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
 // ProtocolVersion is the "v" of the hello lines; a forwarder and an owner of different versions still speak
@@ -52,10 +54,11 @@ type Welcome struct {
 	PID     int    `json:"pid"`
 }
 
-// SocketPath is where the owner of dataDir listens: in $XDG_RUNTIME_DIR (private to the user) when set, else in
-// dataDir (which is 0700). Unix socket paths are short, so the runtime name is a hash of the data directory.
+// SocketPath is where the owner of dataDir listens: in the user's private runtime directory when there is one
+// ($XDG_RUNTIME_DIR; on Windows %LOCALAPPDATA%\alisio\run), else in dataDir (which is 0700). Unix socket
+// paths are short, so the runtime name is a hash of the data directory.
 func SocketPath(dataDir string) string {
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+	if rt := osproc.RuntimeDir(); rt != "" {
 		sum := sha256.Sum256([]byte(dataDir))
 		return filepath.Join(rt, "alisio-"+hex.EncodeToString(sum[:8])+".sock")
 	}
@@ -75,9 +78,9 @@ func Lock(dataDir string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if held, err := osproc.LockFile(f); held || err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if held {
 			return nil, ErrRunning
 		}
 		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
@@ -107,9 +110,12 @@ func (o *Owner) Run(ctx context.Context) error {
 	}
 	path := SocketPath(o.DataDir)
 	_ = os.Remove(path) // stale: we hold the owner lock, so no other owner listens there
-	old := syscall.Umask(0o077)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating the socket's directory: %w", err)
+	}
+	restore := osproc.PrivateUmask()
 	ln, err := net.Listen("unix", path)
-	syscall.Umask(old)
+	restore()
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", path, err)
 	}

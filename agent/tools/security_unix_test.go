@@ -1,3 +1,5 @@
+//go:build unix
+
 package tools
 
 import (
@@ -136,6 +138,26 @@ func TestRunCommand_DiesWithTheDaemon(t *testing.T) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			t.Fatalf("the command's process group %d outlived the killed daemon", pgid)
+		}
+	}
+}
+
+// TestRunCommand_BackgroundEndsWithTheCommand: a process the command leaves in the background is killed
+// when the command ends (the tool's description says so), instead of running on unseen.
+func TestRunCommand_BackgroundEndsWithTheCommand(t *testing.T) {
+	s, ws := workspace(t)
+	out, isErr := s.Run(context.Background(), "run_command", `{"command":"sleep 300 >/dev/null 2>&1 & echo $! > bg"}`)
+	if isErr || !strings.Contains(out, "exit code 0") {
+		t.Fatalf("run_command: %s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "bg"))
+	must(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	must(t, err)
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the background process %d outlived its command", pid)
 		}
 	}
 }

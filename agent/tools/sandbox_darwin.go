@@ -1,0 +1,34 @@
+package tools
+
+import (
+	"errors"
+	"os"
+	"strings"
+)
+
+// sandboxExec is macOS's sandbox command (Seatbelt), the one OpenAI's Codex CLI confines commands with.
+const sandboxExec = "/usr/bin/sandbox-exec"
+
+// sandboxPrefix runs commands under sandbox-exec with a profile that allows writes only in writable.
+func sandboxPrefix(writable []string) []string {
+	if _, err := os.Stat(sandboxExec); err != nil {
+		return nil
+	}
+	return seatbeltArgv(sandboxExec, writable)
+}
+
+// confineThread: on macOS the confinement is sandbox-exec around the command, not the thread.
+func confineThread([]string) error {
+	if _, err := os.Stat(sandboxExec); err != nil {
+		return errors.New("no " + sandboxExec + " on this system")
+	}
+	return nil
+}
+
+// Confinement says what confines run_command on this system, for the user.
+func Confinement(workspace string) string {
+	if _, err := os.Stat(sandboxExec); err != nil {
+		return "run_command is NOT confined: " + sandboxExec + " is missing; commands can write anywhere the user can"
+	}
+	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (sandbox-exec); it can read the whole file system"
+}

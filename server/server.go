@@ -30,6 +30,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
 	"github.com/alisio-lsp/alisio-lsp/storage"
+	"go.lsp.dev/uri"
 )
 
 // Options configure the daemon.
@@ -475,12 +476,18 @@ func workspaceRoot(p initializeParams) string {
 	return wd
 }
 
+// uriPath is the file path of a file:// URI ("" for anything else), drive letters included on Windows
+// (file:///C:/src → C:\src).
 func uriPath(u string) string {
 	parsed, err := url.Parse(u)
 	if err != nil || parsed.Scheme != "file" {
 		return ""
 	}
-	return filepath.Clean(parsed.Path)
+	p := filepath.Clean(filepath.FromSlash(uri.URI(u).Filename()))
+	if len(p) >= 2 && p[1] == ':' { // VS Code writes drive letters in lower case (file:///c%3A/src)
+		p = strings.ToUpper(p[:1]) + p[1:]
+	}
+	return p
 }
 
 func (s *Server) relPath(abs string) string {

@@ -155,7 +155,8 @@ func Open(opts Options) (*Store, error) {
 		db, err = badger.Open(bopts)
 	}
 	if err != nil {
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
+		// "Cannot acquire directory lock" on Unix, "Another process is using this Badger database" on Windows.
+		if msg := err.Error(); strings.Contains(msg, "Cannot acquire directory lock") || strings.Contains(msg, "Another process is using") {
 			return nil, lockedError(opts.Dir)
 		}
 		return nil, fmt.Errorf("opening session store %s: %w", opts.Dir, err)

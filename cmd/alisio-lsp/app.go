@@ -172,7 +172,13 @@ func (a *app) emit(typ string, fields map[string]any) error {
 
 func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.stdout, format, args...) }
 
+// releaseVersion is set by scripts/release.sh (-ldflags -X main.releaseVersion=VERSION).
+var releaseVersion string
+
 func version() string {
+	if releaseVersion != "" {
+		return releaseVersion
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
+	"go.lsp.dev/uri"
 )
 
 // editor is an LSP client over a real `alisio-lsp serve` process (a forwarder to the shared daemon).
@@ -109,7 +110,7 @@ func (e *editor) call(method string, params any) map[string]any {
 
 func (e *editor) initialize(ws string) {
 	e.t.Helper()
-	if r := e.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": "file://" + ws, "capabilities": map[string]any{}}); r["result"] == nil {
+	if r := e.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": string(uri.File(ws)), "capabilities": map[string]any{}}); r["result"] == nil {
 		e.t.Fatalf("initialize: %v", r)
 	}
 	e.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})

@@ -19,10 +19,20 @@ import (
 
 var binary string
 
+// nvimCommand is the Neovim the tests run: $ALISIO_NVIM (scripts/nvim-trixie runs Neovim 0.10 from the trixie
+// chroot), else nvim from PATH.
+var nvimCommand = "nvim"
+
 func TestMain(m *testing.M) {
-	if _, err := exec.LookPath("nvim"); err != nil {
+	if n := os.Getenv("ALISIO_NVIM"); n != "" {
+		nvimCommand = n
+	}
+	if _, err := exec.LookPath(nvimCommand); err != nil {
 		fmt.Println("note: nvim is not installed (apt-get install neovim); the Neovim plugin tests are skipped")
 		os.Exit(0)
+	}
+	if out, err := exec.Command(nvimCommand, "--version").Output(); err == nil {
+		fmt.Printf("testing with %s\n", strings.SplitN(string(out), "\n", 2)[0])
 	}
 	dir, err := os.MkdirTemp("", "alisio-nvim")
 	if err != nil {
@@ -52,7 +62,7 @@ func nvim(t *testing.T, script string, env ...string) result {
 	out := filepath.Join(t.TempDir(), "out.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "nvim", "--headless", "-u", "NONE", "-i", "NONE", "--cmd", "set rtp^="+here,
+	cmd := exec.CommandContext(ctx, nvimCommand, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", "set rtp^="+here,
 		"-c", "runtime plugin/alisio.lua", "-c", "luafile "+filepath.Join(here, "tests", script))
 	cmd.Env = append(os.Environ(), append(env, "ALISIO_OUT="+out, "ALISIO_TESTS="+filepath.Join(here, "tests"), "ALISIO_BIN="+binary)...)
 	output, err := cmd.CombinedOutput()

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/alisio-lsp/alisio-lsp/server"
+	"go.lsp.dev/uri"
 )
 
 // Notification is one notification the server sent.
@@ -147,7 +148,7 @@ func (c *Client) Await(t testing.TB, timeout time.Duration, what string, cond fu
 func (c *Client) Initialize(ctx context.Context, root string, options any, workDoneProgress, configuration bool) (map[string]any, error) {
 	var res map[string]any
 	err := c.Call(ctx, "initialize", map[string]any{
-		"processId": 1, "rootUri": "file://" + root, "initializationOptions": options,
+		"processId": 1, "rootUri": string(uri.File(root)), "initializationOptions": options,
 		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": workDoneProgress},
 			"workspace": map[string]any{"configuration": configuration}},
 	}, &res)

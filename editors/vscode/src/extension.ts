@@ -20,15 +20,30 @@ export function settings(): Record<string, unknown> {
   return all;
 }
 
+/**
+ * serverCommand is the server to run: alisio.serverPath when the user set it; else the binary a platform
+ * .vsix carries in server/; else alisio-lsp from PATH.
+ */
+export function serverCommand(configured: string | undefined, extensionPath: string, platform = process.platform): string {
+  if (configured) {
+    return configured;
+  }
+  const bundled = path.join(extensionPath, 'server', platform === 'win32' ? 'alisio-lsp.exe' : 'alisio-lsp');
+  return fs.existsSync(bundled) ? bundled : 'alisio-lsp';
+}
+
 /** findOnPath resolves the server command, or returns undefined when it does not exist. */
-function findOnPath(cmd: string): string | undefined {
-  if (cmd.includes(path.sep)) {
-    return fs.existsSync(cmd) ? cmd : undefined;
+export function findOnPath(cmd: string, platform = process.platform): string | undefined {
+  const exts = platform === 'win32' ? ['', '.exe', '.cmd'] : [''];
+  if (cmd.includes('/') || cmd.includes(path.sep)) {
+    return exts.map((e) => cmd + e).find((p) => fs.existsSync(p));
   }
   for (const dir of (process.env.PATH || '').split(path.delimiter)) {
-    const p = path.join(dir, cmd);
-    if (dir && fs.existsSync(p)) {
-      return p;
+    for (const e of exts) {
+      const p = path.join(dir, cmd + e);
+      if (dir && fs.existsSync(p)) {
+        return p;
+      }
     }
   }
   return undefined;
@@ -40,7 +55,9 @@ async function showInstall(cmd: string) {
   if (choice === 'How to install') {
     const doc = await vscode.workspace.openTextDocument({
       language: 'markdown',
-      content: '# Installing alisio-lsp\n\nIn an alisio-lsp checkout (Go 1.26):\n\n```sh\ngo build -o ~/.local/bin/alisio-lsp ./cmd/alisio-lsp\n```\n\n' +
+      content: '# Installing alisio-lsp\n\nThe simplest: install the `.vsix` made for your system (`alisio-VERSION-linux-x64.vsix`, `darwin-arm64`, ' +
+        '`win32-x64`, …): it carries the server, nothing else to install.\n\nOr put a release binary `alisio-lsp-VERSION-OS-ARCH` on PATH as ' +
+        '`alisio-lsp`, or build it in an alisio-lsp checkout (Go 1.26):\n\n```sh\ngo build -o ~/.local/bin/alisio-lsp ./cmd/alisio-lsp\n```\n\n' +
         'Make sure `~/.local/bin` is on PATH, or set **alisio.serverPath** to the binary, then run **Alisio: Restart Server**.\n',
     });
     await vscode.window.showTextDocument(doc, { preview: true });
@@ -149,7 +166,7 @@ async function refreshStatus() {
 }
 
 async function startClient(context: vscode.ExtensionContext) {
-  const cmd = vscode.workspace.getConfiguration('alisio').get<string>('serverPath') || 'alisio-lsp';
+  const cmd = serverCommand(vscode.workspace.getConfiguration('alisio').get<string>('serverPath'), context.extensionPath);
   const resolved = findOnPath(cmd);
   if (!resolved) {
     await showInstall(cmd);

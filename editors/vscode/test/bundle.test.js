@@ -96,3 +96,24 @@ test('a missing server gives a clear message with a way to install it', async ()
   assert.match(shown.error[0], /the server '\/nonexistent\/alisio-lsp' was not found/);
   assert.match(shown.documents[0], /go build -o ~\/.local\/bin\/alisio-lsp/);
 });
+
+test('the server: alisio.serverPath when set, else the binary a platform .vsix carries, else alisio-lsp from PATH', () => {
+  const ext = loadExtension(create({}, os.tmpdir(), {}).vscode);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-ext-'));
+  try {
+    assert.strictEqual(ext.serverCommand('', dir, 'linux'), 'alisio-lsp');
+    fs.mkdirSync(path.join(dir, 'server'));
+    fs.writeFileSync(path.join(dir, 'server', 'alisio-lsp'), '');
+    fs.writeFileSync(path.join(dir, 'server', 'alisio-lsp.exe'), '');
+    assert.strictEqual(ext.serverCommand('', dir, 'linux'), path.join(dir, 'server', 'alisio-lsp'));
+    assert.strictEqual(ext.serverCommand(undefined, dir, 'win32'), path.join(dir, 'server', 'alisio-lsp.exe'));
+    assert.strictEqual(ext.serverCommand('/opt/alisio-lsp', dir, 'linux'), '/opt/alisio-lsp');
+    // On Windows a name on PATH or a path is found with its .exe.
+    assert.strictEqual(ext.findOnPath(path.join(dir, 'server', 'alisio-lsp'), 'win32'), path.join(dir, 'server', 'alisio-lsp'));
+    fs.rmSync(path.join(dir, 'server', 'alisio-lsp'));
+    assert.strictEqual(ext.findOnPath(path.join(dir, 'server', 'alisio-lsp'), 'win32'), path.join(dir, 'server', 'alisio-lsp.exe'));
+    assert.strictEqual(ext.findOnPath(path.join(dir, 'server', 'alisio-lsp'), 'linux'), undefined);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,8 +1,9 @@
-// Real VS Code: the packaged .vsix installed in code-server (VS Code in the browser), driven by headless
-// Chromium through playwright-core: the status bar shows the meter, the command palette runs
-// "Alisio: Compact" with a focus, the focus reaches the summarizer and the meter drops. It saves a screenshot
-// of the real status bar in docs/. Heavy: it runs when ALISIO_E2E=1 (.ci/run sets it after
-// scripts/vscode-e2e-setup.sh installed code-server, Node 24 and playwright-core).
+// Real VS Code: the linux-x64 platform .vsix (with its alisio-lsp inside; none on PATH, no alisio.serverPath)
+// installed in code-server (VS Code in the browser), driven by headless Chromium through playwright-core: the
+// status bar shows the meter, the command palette runs "Alisio: Compact" with a focus, the focus reaches the
+// summarizer and the meter drops. Screenshots go to $ALISIO_SCREENSHOTS when set (docs/ is refreshed with
+// ALISIO_SCREENSHOTS=docs), never over tracked files otherwise. Heavy: it runs when ALISIO_E2E=1 (.ci/run sets
+// it after scripts/vscode-e2e-setup.sh installed code-server, Node 24 and playwright-core).
 const test = require('node:test');
 const assert = require('node:assert');
 const { spawn, execFileSync } = require('node:child_process');
@@ -15,6 +16,14 @@ const E2E = process.env.ALISIO_E2E === '1';
 const DIR = process.env.ALISIO_E2E_DIR || path.join(__dirname, '..', '.e2e');
 const BIN = process.env.ALISIO_BIN;
 const PROVIDER = process.env.ALISIO_TESTPROVIDER;
+const VSIX = process.env.ALISIO_VSIX || path.join(__dirname, '..', 'dist', 'alisio-linux-x64.vsix');
+
+/** shot is where a screenshot named name goes: $ALISIO_SCREENSHOTS, or a temp dir. */
+function shot(name) {
+  const dir = process.env.ALISIO_SCREENSHOTS ? path.resolve(__dirname, '..', '..', '..', process.env.ALISIO_SCREENSHOTS) : fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-shots-'));
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, name);
+}
 
 function freePort() {
   return new Promise((resolve) => {
@@ -59,18 +68,20 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
   execFileSync(BIN, ['--data-dir', data, 'sessions', 'import', transcript, '--workspace', ws]);
 
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
-    'alisio.serverPath': BIN,
     'alisio.provider.kind': 'openai', 'alisio.provider.baseURL': url, 'alisio.provider.model': 'alisio-test',
     'alisio.limits.maxContextChars': 20000,
     'chat.disableAIFeatures': true, 'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'telemetry.telemetryLevel': 'off',
   }));
-  const env = { ...process.env, XDG_DATA_HOME: data };
+  // No alisio-lsp on PATH: the one inside the platform .vsix must be what runs.
+  const PATH = (process.env.PATH || '').split(path.delimiter).filter((d) => d && !fs.existsSync(path.join(d, 'alisio-lsp'))).join(path.delimiter);
+  const env = { ...process.env, PATH, XDG_DATA_HOME: data };
   // The extension reads alisio.dataDir from the settings; the data directory of this test is passed so.
   const settingsFile = path.join(userData, 'User', 'settings.json');
   fs.writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(fs.readFileSync(settingsFile)), 'alisio.dataDir': data }));
-  const vsix = path.join(__dirname, '..', 'dist', 'alisio.vsix');
-  execFileSync(node, [codeServer, '--user-data-dir', userData, '--extensions-dir', exts, '--install-extension', vsix], { env, stdio: 'pipe' });
+  execFileSync(node, [codeServer, '--user-data-dir', userData, '--extensions-dir', exts, '--install-extension', VSIX], { env, stdio: 'pipe' });
+  const installed = fs.readdirSync(exts).find((d) => d.startsWith('alisio-lsp.alisio-'));
+  assert.ok(installed && fs.existsSync(path.join(exts, installed, 'server', 'alisio-lsp')), `the platform .vsix did not install its server: ${fs.readdirSync(exts)}`);
 
   const port = await freePort();
   const server = spawn(node, [codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
@@ -85,7 +96,7 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await until('the meter in the status bar', async () => (await meter.count()) > 0, 120000);
     const before = await meter.first().innerText();
     const statusbar = page.locator('.part.statusbar');
-    await statusbar.screenshot({ path: path.join(__dirname, '..', '..', '..', 'docs', 'vscode-statusbar.png') });
+    await statusbar.screenshot({ path: shot('vscode-statusbar.png') });
 
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
@@ -101,7 +112,7 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
       return t !== before && t;
     }, 120000);
     assert.ok(parseInt(after.match(/(\d+)%/)[1]) < parseInt(before.match(/(\d+)%/)[1]), `${before} → ${after}`);
-    await statusbar.screenshot({ path: path.join(__dirname, '..', '..', '..', 'docs', 'vscode-statusbar-after-compact.png') });
+    await statusbar.screenshot({ path: shot('vscode-statusbar-after-compact.png') });
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
     assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
   } finally {

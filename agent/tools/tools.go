@@ -314,10 +314,15 @@ func (s *Set) resolve(p string) string {
 		real = filepath.Join(dir, filepath.Base(p))
 	}
 	r, err := filepath.Rel(s.realDir, real)
-	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+	if err != nil || climbsOut(r) {
 		return p // outside: os.Root refuses it with its own error
 	}
-	return r
+	return filepath.ToSlash(r)
+}
+
+// climbsOut reports whether the relative path p leads above its base ("..", "../x", and "..\x" on Windows).
+func climbsOut(p string) bool {
+	return p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, ".."+string(filepath.Separator))
 }
 
 // rel checks a path given by the model and returns it relative to the root; os.Root enforces the rest.
@@ -326,14 +331,15 @@ func rel(args map[string]any, key string) (string, error) {
 	if p == "" {
 		p = "."
 	}
-	if filepath.IsAbs(p) {
+	// Rooted paths count as absolute everywhere: on Windows, /etc or \Windows lack only a drive letter.
+	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "" {
 		return "", fmt.Errorf("%s is an absolute path; use a path relative to the workspace root", p)
 	}
 	clean := filepath.Clean(p)
-	if clean == ".." || strings.HasPrefix(clean, "../") {
+	if climbsOut(clean) {
 		return "", fmt.Errorf("%s is outside the workspace; tools act only inside the workspace root", p)
 	}
-	return clean, nil
+	return filepath.ToSlash(clean), nil
 }
 
 // explain rewords os.Root's refusals.
@@ -498,6 +504,9 @@ func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) 
 		return "", err
 	}
 	content := args["content"].(string)
+	if old, err := s.root.ReadFile(at); err == nil && usesCRLF(old) {
+		content = toCRLF(content) // an existing file keeps its line endings
+	}
 	if err := s.root.WriteFile(at, []byte(content), 0o644); err != nil {
 		return "", explain(p, err)
 	}
@@ -529,6 +538,9 @@ func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
 		return "", err
 	}
 	oldText, newText := args["oldText"].(string), args["newText"].(string)
+	if usesCRLF(raw) { // the model writes \n; the file keeps its \r\n
+		oldText, newText = toCRLF(oldText), toCRLF(newText)
+	}
 	switch n := strings.Count(string(raw), oldText); n {
 	case 0:
 		return "", fmt.Errorf("oldText was not found in %s; read the file and copy the exact text", p)
@@ -580,4 +592,15 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 		return "", fmt.Errorf("running the command: %v", err)
 	}
 	return fmt.Sprintf("exit code %d\n%s", code, text), nil
+}
+
+// usesCRLF reports whether text ends its lines with \r\n (its first line ending decides).
+func usesCRLF(text []byte) bool {
+	i := bytes.IndexByte(text, '\n')
+	return i > 0 && text[i-1] == '\r'
+}
+
+// toCRLF ends every line of s with \r\n.
+func toCRLF(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
 }

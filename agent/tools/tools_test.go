@@ -158,3 +158,31 @@ func TestTools_LargeFilesAndDirectories(t *testing.T) {
 		t.Fatal("search read a file over the limit")
 	}
 }
+
+// TestTools_KeepLineEndings: a file with Windows line endings keeps them when the model edits or rewrites it
+// with \n, and its text is found whichever line endings the model's oldText has; other files stay as they are.
+func TestTools_KeepLineEndings(t *testing.T) {
+	s, ws := workspace(t)
+	must(t, os.WriteFile(filepath.Join(ws, "win.txt"), []byte("one\r\ntwo\r\nthree\r\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(ws, "unix.txt"), []byte("one\ntwo\n"), 0o644))
+	for _, call := range []struct{ name, args string }{
+		{"edit_file", `{"path":"win.txt","oldText":"one\ntwo","newText":"1\n2\n2b"}`},
+		{"edit_file", `{"path":"unix.txt","oldText":"two\n","newText":"2\n3\n"}`},
+		{"write_file", `{"path":"new.txt","content":"a\nb\n"}`},
+	} {
+		if out, isErr := s.Run(context.Background(), call.name, call.args); isErr {
+			t.Fatalf("%s %s: %s", call.name, call.args, out)
+		}
+	}
+	for name, want := range map[string]string{"win.txt": "1\r\n2\r\n2b\r\nthree\r\n", "unix.txt": "one\n2\n3\n", "new.txt": "a\nb\n"} {
+		if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != want {
+			t.Errorf("%s = %q, want %q", name, b, want)
+		}
+	}
+	if out, isErr := s.Run(context.Background(), "write_file", `{"path":"win.txt","content":"x\ny\n"}`); isErr {
+		t.Fatal(out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "win.txt")); string(b) != "x\r\ny\r\n" {
+		t.Errorf("rewritten win.txt = %q", b)
+	}
+}

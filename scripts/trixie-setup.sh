@@ -30,4 +30,4 @@ fi
 if [ ! -f "$ROOT/root/.wine/system.reg" ]; then
   ALISIO_TRIXIE=$ROOT "$(dirname "$0")/wine-exec" --chroot sh -c 'wine wineboot --init; wineserver -w' >/dev/null 2>&1 </dev/null
 fi
-echo "trixie chroot ready in $ROOT: $("$(dirname "$0")/nvim-trixie" --version | head -1), $(chroot "$ROOT" wine --version 2>/dev/null)"
+echo "trixie chroot ready in $ROOT: $("$(dirname "$0")/nvim-trixie" --version | head -1), $(ALISIO_TRIXIE=$ROOT "$(dirname "$0")/wine-exec" --chroot wine --version 2>/dev/null)"

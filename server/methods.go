@@ -50,16 +50,21 @@ func (s *Server) storeAndAgent() (*storage.Store, *agent.Agent, error) {
 	return ag.Store, ag, nil
 }
 
-// begin decodes a method's params into p and returns the store and the agent; when session is not nil the
-// session field it points to is required.
+// begin decodes a method's params into p and returns the store and the agent; when session is not nil, the
+// session field it points to is filled with the workspace's most recent session when empty (an error saying
+// how to start one when there is none).
 func (s *Server) begin(raw json.RawMessage, p any, session *string) (*storage.Store, *agent.Agent, error) {
 	if err := decode(raw, p); err != nil {
 		return nil, nil, err
 	}
-	if session != nil && *session == "" {
-		return nil, nil, &paramsError{"session is required"}
+	st, ag, err := s.storeAndAgent()
+	if err != nil || session == nil || *session != "" {
+		return st, ag, err
 	}
-	return s.storeAndAgent()
+	if *session, err = s.resolveSession(ag, "", ""); err != nil {
+		return nil, nil, err
+	}
+	return st, ag, nil
 }
 
 // root is the workspace root.
@@ -88,7 +93,7 @@ func (s *Server) resolveSession(ag *agent.Agent, id string, title string) (strin
 		return list[0].ID, nil
 	}
 	if title == "" {
-		return "", errors.New("this workspace has no session yet: send a prompt first, or create one with alisio/newSession")
+		return "", errors.New("this workspace has no session yet: send a prompt first (Alisio: Prompt in VS Code, :AlisioPrompt in Neovim)")
 	}
 	sess, err := ag.NewSession(title, ws)
 	return sess.ID, err

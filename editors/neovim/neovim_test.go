@@ -111,11 +111,11 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	r := nvim(t, "meter_compact.lua", "ALISIO_URL="+hs.URL+"/v1", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
 	res := r.Results
 	t.Logf("recorded: before %q, compact %q → %q; notes %v", res["before_prompt"], res["before_compact"], res["after_compact"], r.Notes)
-	if res["before_prompt"] != "" {
-		t.Errorf("the statusline before any session: %q; want empty", res["before_prompt"])
+	if res["before_prompt"] != "alisio –" {
+		t.Errorf("the statusline before any session: %q; want %q", res["before_prompt"], "alisio –")
 	}
 	prompt := lines(res["prompt_buffer"])
-	if !strings.Contains(prompt, "→ run_command") || !strings.Contains(prompt, "← run_command") || !strings.Contains(prompt, "hello from the test provider") {
+	if !strings.Contains(prompt, "→ run_command") || !strings.Contains(prompt, "hello from the test provider") {
 		t.Errorf("the prompt buffer:\n%s", prompt)
 	}
 	var before, after int
@@ -131,7 +131,9 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	if !strings.Contains(picture, "alisio ") {
 		t.Errorf("rendered statusline: %s", picture)
 	}
-	_ = os.WriteFile(filepath.Join("..", "..", "docs", "neovim-statusline.txt"), []byte(picture), 0o644)
+	if dir := os.Getenv("ALISIO_SCREENSHOTS"); dir != "" { // refreshes docs/ when asked, never by default
+		_ = os.WriteFile(filepath.Join("..", "..", dir, "neovim-statusline.txt"), []byte(picture), 0o644)
+	}
 	focus := false
 	for _, req := range srv.Requests() {
 		if _, ok := req["response_format"]; ok {
@@ -180,5 +182,94 @@ func TestNeovim_MissingBinary(t *testing.T) {
 	}
 	if h := lines(r.Results["health"]); !strings.Contains(h, "ERROR") || !strings.Contains(h, "go build -o ~/.local/bin/alisio-lsp") {
 		t.Fatalf("checkhealth:\n%s", h)
+	}
+}
+
+// TestNeovim_Chat: a user's first minutes, as a test: setup with a configuration file and no settings starts
+// quietly; the statusline shows "alisio –" at once; :AlisioSessions, :AlisioContext, :AlisioCheckpoint and
+// :AlisioRecover answer plainly in a fresh workspace (no "invalid params", no question); :help alisio works;
+// :Alisio opens the chat, <CR> in its input sends, the turn streams a multi-line reply in place with the
+// spinner and $/progress shown; tool calls are one line each with their details folded; <C-c> stops a turn;
+// :AlisioCompact draws the boundary with the originals folded behind it; q closes the chat; the statusline
+// clears when the server stops and :AlisioRestart brings it back.
+func TestNeovim_Chat(t *testing.T) {
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
+		{DelayMs: 1500, ToolCalls: []providertest.ToolCall{{ID: "call_build", Name: "run_command", Arguments: `{"command":"head -c 6000 /dev/zero | tr '\\0' b; exit 2"}`}}},
+		{Text: "The build failed with exit code 2.\nLine two of the reply, long enough to arrive in several streamed pieces."},
+		{DelayMs: 20000, Text: "too late"},
+	}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ws, data := workspace(t)
+	config := filepath.Join(t.TempDir(), "alisio.json")
+	if err := os.WriteFile(config, []byte(`{"provider":{"kind":"openai","baseURL":"`+hs.URL+`/v1","model":"alisio-test"},"limits":{"maxContextChars":20000}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := nvim(t, "chat.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data, "ALISIO_CONFIG="+config)
+	res := r.Results
+	for _, n := range r.Notes {
+		if strings.Contains(n.Msg, "invalid params") || strings.Contains(n.Msg, "must be a JSON object") || strings.Contains(n.Msg, "alisio/") {
+			t.Errorf("a message a user should not see: %q", n.Msg)
+		}
+	}
+	if res["fresh_statusline"] != "alisio –" {
+		t.Errorf("statusline in a fresh workspace: %q, want %q", res["fresh_statusline"], "alisio –")
+	}
+	if res["recover_asked"] != false {
+		t.Error(":AlisioRecover asked a question with nothing to recover")
+	}
+	noted := func(sub string) bool {
+		for _, n := range r.Notes {
+			if strings.Contains(n.Msg, sub) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, want := range []string{"no sessions in this workspace yet", "nothing to recover", ":AlisioPrompt"} {
+		if !noted(want) {
+			t.Errorf("no message saying %q: %+v", want, r.Notes)
+		}
+	}
+	if res["help"] != true {
+		t.Error(":help alisio failed")
+	}
+	if res["chat_filetype"] != "markdown" {
+		t.Errorf("chat filetype %v", res["chat_filetype"])
+	}
+	if s, _ := res["spinner"].(string); !strings.HasPrefix(s, "alisio") {
+		t.Errorf("no spinner in the statusline during the turn: %v", res["spinner"])
+	}
+	if p, _ := res["progress"].(string); p == "" {
+		t.Errorf("no $/progress during the turn: %v", res["progress"])
+	}
+	chat := lines(res["chat_after_turn"])
+	for _, want := range []string{"## You", "run the build\nand say hello", "## Alisio", "→ run_command head -c 6000 /dev/zero | tr '\\0' b; exit 2 · 6.0k chars",
+		"The build failed with exit code 2.\nLine two of the reply, long enough to arrive in several streamed pieces."} {
+		if !strings.Contains(chat, want) {
+			t.Errorf("the chat after the turn lacks %q:\n%s", want, chat)
+		}
+	}
+	if folds, _ := res["folds_after_turn"].([]any); len(folds) != 1 {
+		t.Errorf("folds after the turn: %v (want the tool call's details)", res["folds_after_turn"])
+	}
+	after := lines(res["chat_after_compact"])
+	if !strings.Contains(after, "compacted into a checkpoint") || !strings.Contains(after, "### Checkpoint") || !strings.Contains(after, "The compacted originals") {
+		t.Errorf("the chat after :AlisioCompact:\n%s", after)
+	}
+	if folds, _ := res["folds_after_compact"].([]any); len(folds) < 1 {
+		t.Errorf("folds after the compaction: %v", res["folds_after_compact"])
+	}
+	if res["stop_mapped"] != true {
+		t.Error("<C-c> is not mapped in the chat")
+	}
+	if res["chat_closed"] != true {
+		t.Error("q did not close the chat")
+	}
+	if res["after_stop"] != "" || !strings.HasPrefix(fmt.Sprint(res["before_stop"]), "alisio ") {
+		t.Errorf("statusline %q before and %q after the server stopped", res["before_stop"], res["after_stop"])
+	}
+	if !strings.HasPrefix(fmt.Sprint(res["after_restart"]), "alisio ") {
+		t.Errorf("statusline after :AlisioRestart: %q", res["after_restart"])
 	}
 }

@@ -7,10 +7,10 @@ H.wait(10000, function() return alisio.client_id() ~= nil end, 'the client')
 H.record('before_prompt', alisio.statusline())
 vim.cmd('AlisioPrompt run the build and say hello')
 H.wait(20000, function()
-  local lines = vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://prompt'), 0, -1, false)
+  local lines = vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://chat'), 0, -1, false)
   return table.concat(lines, '\n'):find('hello from the test provider') ~= nil
-end, 'the reply in the prompt buffer')
-H.record('prompt_buffer', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://prompt'), 0, -1, false))
+end, 'the reply in the chat')
+H.record('prompt_buffer', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://chat'), 0, -1, false))
 -- The meter of the finished turn: the prompt, the call, its 6000-char result and the reply.
 H.wait(5000, function() local st = alisio.status() return st and st.messages >= 4 end, 'the meter of the whole turn')
 local before = alisio.statusline()

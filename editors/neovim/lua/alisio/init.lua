@@ -9,8 +9,19 @@ local state = {
   status = nil, -- the last alisio/status payload
   session = nil, -- the session the meter shows (the latest one the server reported)
   compacting = false,
-  prompt_buf = nil,
+  turn = nil, -- the running turn: { id = request id, session = ... }
+  spinner = nil, -- the timer that redraws the statusline while a turn or a compaction runs
 }
+
+local chat = require('alisio.chat')
+
+-- obj makes an empty Lua table travel as a JSON object ({}), not as an array ([]), which the server refuses.
+local function obj(t)
+  if t == nil or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
 
 M.defaults = {
   cmd = { 'alisio-lsp', 'serve' },
@@ -60,16 +71,26 @@ local function fraction(st)
   return math.max(st.windowFraction or 0, st.charsFraction or 0)
 end
 
---- statusline returns a short meter for a statusline ("" before the first alisio/status).
+local frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
+
+--- statusline returns a short meter for a statusline: "" while no server runs, "alisio –" before the workspace
+--- has a session, "alisio 42%" (with a spinner while a turn runs), "alisio: compacting…".
 function M.statusline()
   local st = state.status
-  if not st then
+  if not state.client_id then
     return ''
   end
-  if state.compacting or st.compacting then
+  local spin = state.turn and (' ' .. frames[math.floor(vim.loop.now() / 100) % #frames + 1]) or ''
+  if state.compacting or (st and st.compacting) then
     return 'alisio: compacting…'
   end
-  local s = string.format('alisio %d%%', math.floor(fraction(st) * 100 + 0.5))
+  if not st then
+    return 'alisio –' .. spin
+  end
+  local s = string.format('alisio %d%%', math.floor(fraction(st) * 100 + 0.5)) .. spin
+  if st.overHardLimit then
+    s = s .. ' over limit'
+  end
   if st.lastCheckpointPartial then
     s = s .. ' partial'
   end
@@ -89,23 +110,34 @@ local function redraw()
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'AlisioStatus', modeline = false })
 end
 
-local function append_prompt(lines)
-  local buf = state.prompt_buf
-  if not buf or not vim.api.nvim_buf_is_valid(buf) then
-    return
+-- busy starts or stops the statusline's spinner (a turn or a compaction is running).
+local function busy()
+  local on = state.turn ~= nil or state.compacting
+  if on and not state.spinner then
+    state.spinner = vim.loop.new_timer()
+    state.spinner:start(100, 100, vim.schedule_wrap(redraw))
+  elseif not on and state.spinner then
+    state.spinner:stop()
+    state.spinner:close()
+    state.spinner = nil
   end
-  local last = vim.api.nvim_buf_line_count(buf)
-  vim.api.nvim_buf_set_lines(buf, last, last, false, lines)
+  redraw()
+end
+
+-- streaming is true when ev belongs to the turn the chat shows.
+local function streaming(ev)
+  return state.turn ~= nil and (state.turn.session == nil or ev.session == nil or ev.session == state.turn.session)
 end
 
 local function on_event(ev)
   local t = ev.type
   if t == 'compaction_started' then
     state.compacting = true
-    redraw()
+    busy()
     notify(string.format('compacting (%s%s)…', ev.reason or 'auto', ev.rule and (', ' .. ev.rule) or ''))
   elseif t == 'compaction_completed' then
     state.compacting = false
+    busy()
     local msg = string.format('compacted %s → %s chars (%d messages summarized)', human(ev.beforeChars), human(ev.afterChars), ev.spanMessages or 0)
     for _, p in ipairs(ev.plugins or {}) do
       msg = msg .. string.format('; %s: %s', p.plugin, p.summary)
@@ -122,18 +154,20 @@ local function on_event(ev)
     redraw()
   elseif t == 'compaction_skipped' then
     state.compacting = false
+    state.skipped = ev.message
     notify('compaction skipped: ' .. (ev.message or ''), levels.INFO)
     redraw()
   elseif t == 'context_reduced' then
     notify(string.format('%d large message(s) trimmed to fit the budget', ev.messages or 0))
   elseif t == 'plugin_hook_failed' then
     notify(string.format('plugin %s (%s) failed: %s', ev.plugin or '?', ev.hook or '?', ev.message or ''), levels.WARN)
-  elseif t == 'delta' and ev.text and ev.text ~= '' then
-    append_prompt(vim.split(ev.text, '\n', { plain = true }))
-  elseif t == 'tool_call' then
-    append_prompt({ string.format('→ %s %s', ev.name or '?', ev.arguments or '') })
-  elseif t == 'tool_result' then
-    append_prompt({ string.format('← %s%s (%d chars)', ev.name or '?', ev.isError and ' failed' or '', ev.chars or 0) })
+  elseif t == 'delta' and ev.text and ev.text ~= '' and streaming(ev) then
+    state.turn.session = state.turn.session or ev.session
+    chat.append(ev.text)
+  elseif t == 'tool_call' and streaming(ev) then
+    chat.append_lines({ '', string.format('→ %s %s · running…', ev.name or '?', chat.summary(ev.arguments)) })
+  elseif t == 'tool_result' and streaming(ev) then
+    chat.append_lines({ string.format('  %s %s chars', ev.isError and '✗ failed,' or '✓', chat.human(ev.chars or 0)), '' })
   end
 end
 
@@ -165,15 +199,15 @@ end
 
 -- request sends method to the alisio client and calls cb(err, result); it works on 0.7 through 0.12. A request
 -- made while the server is still starting waits for initialize to be answered.
-local function request(method, params, cb)
+local function request(method, params, cb, on_id)
   local c = client()
   if not c then
-    notify('alisio-lsp is not running (run :checkhealth alisio)', levels.ERROR)
+    notify('alisio-lsp is not running: :AlisioRestart starts it (:checkhealth alisio says why it stopped)', levels.ERROR)
     return
   end
   if not state.ready then
     table.insert(state.pending, function()
-      request(method, params, cb)
+      request(method, params, cb, on_id)
     end)
     return
   end
@@ -182,10 +216,14 @@ local function request(method, params, cb)
       cb(err, result)
     end)
   end
+  local _, id
   if vim.fn.has('nvim-0.11') == 1 then
-    c:request(method, params, handler)
+    _, id = c:request(method, obj(params), handler)
   else
-    c.request(method, params, handler)
+    _, id = c.request(method, obj(params), handler)
+  end
+  if on_id then
+    on_id(id)
   end
 end
 
@@ -213,8 +251,8 @@ function M.start(bufnr)
     cmd = cfg.cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-    settings = { alisio = cfg.settings },
-    init_options = { alisio = cfg.settings },
+    settings = { alisio = obj(cfg.settings) },
+    init_options = { alisio = obj(cfg.settings) },
     capabilities = capabilities,
     handlers = M.handlers,
     on_init = function()
@@ -229,11 +267,13 @@ function M.start(bufnr)
     end,
     on_exit = function(code)
       state.client_id, state.ready, state.pending = nil, false, {}
-      if code ~= 0 then
-        vim.schedule(function()
-          notify('alisio-lsp exited with code ' .. tostring(code) .. ' (see :LspLog)', levels.WARN)
-        end)
-      end
+      state.status, state.compacting, state.turn = nil, false, nil
+      vim.schedule(function()
+        busy()
+        if code ~= 0 then
+          notify('alisio-lsp exited with code ' .. tostring(code) .. ': :AlisioRestart starts it again (:LspLog has its log)', levels.WARN)
+        end
+      end)
     end,
   }
   state.client_id = vim.lsp.start_client(conf)
@@ -243,8 +283,17 @@ function M.start(bufnr)
   return state.client_id
 end
 
+-- helptags makes :help alisio work when the plugin came without doc/tags (a plain copy of the directory).
+local function helptags()
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h:h:h') .. '/doc'
+  if vim.fn.filereadable(doc .. '/tags') == 0 and vim.fn.filewritable(doc) == 2 then
+    pcall(vim.cmd, 'silent! helptags ' .. vim.fn.fnameescape(doc))
+  end
+end
+
 --- setup configures the plugin and starts the server for the buffers opened from now on.
 function M.setup(opts)
+  helptags()
   state.config = vim.tbl_deep_extend('force', M.defaults, opts or {})
   if vim.fn.executable(state.config.cmd[1]) ~= 1 then
     notify(string.format(
@@ -267,23 +316,45 @@ function M.setup(opts)
   return true
 end
 
+--- restart stops the server and starts it again (:AlisioRestart).
+function M.restart()
+  local c = client()
+  local function again()
+    state.client_id = nil
+    M.start(vim.api.nvim_get_current_buf())
+    notify('alisio-lsp restarted')
+  end
+  if not c then
+    again()
+    return
+  end
+  c.stop()
+  vim.wait(3000, function()
+    return state.client_id == nil
+  end, 20)
+  again()
+end
+
 --- compact runs a manual compaction with an optional focus (:AlisioCompact [focus]).
 function M.compact(focus)
   state.compacting = true
-  redraw()
+  busy()
   request('alisio/compact', { session = state.session, focus = (focus ~= '' and focus) or nil }, function(err, res)
     state.compacting = false
-    redraw()
+    busy()
     if err then
-      notify('compaction failed: ' .. err_message(err), levels.ERROR)
+      if err_message(err) ~= state.skipped then -- a skip was already said
+        notify('compaction failed: ' .. err_message(err), levels.ERROR)
+      end
       return
     end
     state.session = res and res.session or state.session
+    M.refresh_chat()
   end)
 end
 
 --- recover records that the session's uncertain tool calls have an unknown outcome (:AlisioRecover[!]); without
---- force it lists them and asks first.
+--- force it asks first, and only when there are some.
 function M.recover(force)
   local function ack()
     request('alisio/recover', { session = state.session, acknowledge = true }, function(err, res)
@@ -292,22 +363,64 @@ function M.recover(force)
         return
       end
       notify(string.format('recorded that %d tool call(s) have an unknown outcome; the session can continue', res.recovered or 0))
+      M.refresh_chat()
     end)
   end
-  if force then
-    ack()
-    return
-  end
-  request('alisio/recover', { session = state.session }, function(err, res)
-    if not err then
-      notify('no uncertain tool calls in this session')
+  request('alisio/status', { session = state.session }, function(err, st)
+    if err then
+      notify('nothing to recover: ' .. err_message(err))
       return
     end
-    local choice = vim.fn.confirm(err_message(err) .. '\n\nRecord that their outcome is unknown?', '&Yes\n&No', 2)
-    if choice == 1 then
+    local calls = st and st.uncertainCalls or {}
+    if #calls == 0 then
+      notify('nothing to recover: no tool call of this session was cut off by a crash')
+      return
+    end
+    if force or vim.fn.confirm(string.format('%d tool call(s) were cut off by a crash (%s): their outcome is unknown.\n'
+      .. 'Record that, so the session can continue?', #calls, table.concat(calls, ', ')), '&Yes\n&No', 2) == 1 then
       ack()
     end
   end)
+end
+
+--- chat opens the chat buffer (:Alisio) with the session's conversation.
+function M.chat()
+  chat.open({ send = M.prompt, stop = M.stop })
+  M.refresh_chat()
+end
+
+--- refresh_chat redraws the chat from the session's history (when the chat exists and no turn streams).
+function M.refresh_chat()
+  if not chat.buf() or state.turn then
+    return
+  end
+  if not state.session then
+    chat.show({}, {})
+    return
+  end
+  request('alisio/session', { session = state.session, includeCompacted = true }, function(err, res)
+    if not err and res and not state.turn then
+      chat.show(res.messages or {}, res.uncertainCalls or {})
+    end
+  end)
+end
+
+--- stop cancels the running turn (<C-c> in the chat).
+function M.stop()
+  local c = client()
+  if not (c and state.turn and state.turn.id) then
+    notify('no turn is running')
+    return
+  end
+  if vim.fn.has('nvim-0.11') == 1 then
+    c:cancel_request(state.turn.id)
+  else
+    c.cancel_request(state.turn.id)
+  end
+  -- Neovim never calls the request's handler for a cancelled request: the turn ends here.
+  state.turn = nil
+  busy()
+  chat.append_lines({ '', '_The turn was stopped; what it did is kept, and the next prompt continues._', '' })
 end
 
 local function scratch(name, lines, ft)
@@ -324,17 +437,36 @@ local function scratch(name, lines, ft)
   return buf
 end
 
---- prompt sends text to the agent and streams the turn into a scratch buffer (:AlisioPrompt {text}).
+--- prompt sends text to the agent and streams the turn into the chat buffer (:AlisioPrompt {text}, or <CR> in
+--- the chat's input).
 function M.prompt(text)
-  state.prompt_buf = scratch('alisio://prompt', { '# ' .. text, '' })
+  if state.turn then
+    notify('a turn is already running: wait for it, or stop it with <C-c> in the chat', levels.WARN)
+    return
+  end
+  if not chat.buf() then
+    chat.open({ send = M.prompt, stop = M.stop })
+  end
+  chat.append_lines({ '## You', '' })
+  chat.append_lines(vim.split(text, '\n', { plain = true }))
+  chat.append_lines({ '', '## Alisio', '', '' })
+  state.turn = { session = state.session }
+  busy()
   request('alisio/prompt', { session = state.session, text = text }, function(err, res)
+    state.turn = nil
+    busy()
     if err then
-      append_prompt({ '', 'Error: ' .. err_message(err) })
-      notify(err_message(err), levels.ERROR)
+      local msg = err_message(err)
+      chat.append_lines({ '', '**Error:** ' .. msg:gsub('\n', ' '), '' })
+      notify(msg, levels.ERROR)
       return
     end
     state.session = res.session
-    append_prompt({ '', '---', res.reply or '' })
+    M.refresh_chat()
+  end, function(id)
+    if state.turn then
+      state.turn.id = id
+    end
   end)
 end
 
@@ -405,11 +537,13 @@ function M.sessions()
     vim.ui.select(list, {
       prompt = 'Alisio session',
       format_item = function(s)
-        return string.format('%s  %s  (%d messages)', s.updatedAt or '', s.title or s.id, s.messages or 0)
+        local when = (s.updatedAt or ''):gsub('T', ' '):gsub('%..*$', ''):gsub('Z$', '')
+        return string.format('%s%s  %s  (%d messages)', s.id == state.session and '● ' or '  ', when, s.title or s.id, s.messages or 0)
       end,
     }, function(choice)
       if choice then
         M.use_session(choice.id)
+        M.refresh_chat()
       end
     end)
   end)

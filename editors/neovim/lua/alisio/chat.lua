@@ -1,0 +1,305 @@
+-- The :Alisio chat buffer: the session's conversation as markdown in a split, a turn streaming in place, and an
+-- input window below it (<CR> in normal mode sends, <C-c> stops the turn, q closes). Works on 0.7.2 and later.
+local M = {}
+
+local CHAT, INPUT = 'alisio://chat', 'alisio://input'
+
+local function human(n)
+  if n >= 1000000 then
+    return string.format('%.1fM', n / 1000000)
+  elseif n >= 1000 then
+    return string.format('%.1fk', n / 1000)
+  end
+  return tostring(n)
+end
+M.human = human
+
+local function split(text)
+  return vim.split(text or '', '\n', { plain = true })
+end
+
+local function chars(text)
+  return vim.fn.strchars(text or '')
+end
+
+-- summary is a tool call's arguments in one short line: the first string value of the JSON object (a command,
+-- a path, a pattern), else the raw text, cut to 60 characters.
+local function summary(arguments)
+  local ok, args = pcall(vim.fn.json_decode, arguments or '')
+  local s = arguments or ''
+  if ok and type(args) == 'table' then
+    for _, key in ipairs({ 'command', 'path', 'pattern', 'query', 'url' }) do
+      if type(args[key]) == 'string' then
+        s = args[key]
+        break
+      end
+    end
+  end
+  s = s:gsub('%s+', ' ')
+  if chars(s) > 60 then
+    s = vim.fn.strcharpart(s, 0, 59) .. '…'
+  end
+  return s
+end
+M.summary = summary
+
+--- tool_line is the one line a tool call shows: → name summary · result size (✗ when it failed, ⚠ when a crash
+--- left it without result).
+function M.tool_line(call, result)
+  local line = string.format('→ %s %s', call.name or '?', summary(call.arguments))
+  if not result then
+    return line .. ' · ⚠ uncertain: no result (:AlisioRecover)'
+  elseif result.isError then
+    return line .. string.format(' · ✗ failed (%s chars)', human(chars(result.text)))
+  end
+  return line .. string.format(' · %s chars', human(chars(result.text)))
+end
+
+--- render turns the messages of alisio/session (with includeCompacted) into the chat's lines, and the folds
+--- to close: the compacted originals and checkpoint behind their boundary line, each tool call's arguments and
+--- result behind its line. uncertain lists the IDs of calls a crash left without result.
+function M.render(messages, uncertain)
+  local lines, folds = {}, {}
+  local function add(t)
+    for _, l in ipairs(t) do
+      table.insert(lines, l)
+    end
+  end
+  local results, open = {}, {}
+  for _, id in ipairs(uncertain or {}) do
+    open[id] = true
+  end
+  for _, m in ipairs(messages) do
+    if m.role == 'tool' and m.toolCallId then
+      results[m.toolCallId] = m
+    end
+  end
+  -- The compacted originals come first in the history; they are gathered behind the checkpoint's boundary.
+  local originals = {}
+  for _, m in ipairs(messages) do
+    if m.compacted then
+      table.insert(originals, m)
+    end
+  end
+  local last -- the role whose heading was written last: one heading for an assistant's consecutive messages
+  local function message(m, prefix)
+    if m.role == 'user' then
+      add({ prefix .. '## You', '' })
+      add(split(m.text))
+      add({ '' })
+      last = 'user'
+    elseif m.role == 'assistant' then
+      if last ~= 'assistant' then
+        add({ prefix .. '## Alisio', '' })
+      end
+      last = 'assistant' 
+      if m.text and m.text ~= '' then
+        add(split(m.text))
+        add({ '' })
+      end
+      for _, c in ipairs(m.toolCalls or {}) do
+        local r = results[c.id]
+        table.insert(lines, M.tool_line(c, not open[c.id] and r or nil))
+        local first = #lines + 1
+        add({ '    arguments: ' .. (c.arguments or '') })
+        if r then
+          add({ '    result:' })
+          for _, l in ipairs(split(r.text)) do
+            table.insert(lines, '    ' .. l)
+          end
+        end
+        table.insert(folds, { first, #lines })
+      end
+      if m.toolCalls and #m.toolCalls > 0 then
+        add({ '' })
+      end
+    end
+  end
+  local compactedChars = 0
+  for _, m in ipairs(originals) do
+    compactedChars = compactedChars + chars(m.text)
+  end
+  for _, m in ipairs(messages) do
+    if m.summary then
+      table.insert(lines, string.format('── %d messages compacted into a checkpoint, %s → %s chars%s ──', #originals,
+        human(compactedChars), human(chars(m.text)), m.partial and ' · partial checkpoint' or ''))
+      local first = #lines + 1
+      add({ '### Checkpoint' .. (m.partial and ' (partial: raise compaction.maxOutputTokens for complete ones)' or ''), '' })
+      add(split(m.text))
+      add({ '', '### The compacted originals (kept in the store)', '' })
+      last = nil
+      for _, o in ipairs(originals) do
+        message(o, '#')
+      end
+      table.insert(folds, { first, #lines })
+      add({ '' })
+    elseif not m.compacted then
+      message(m, '')
+    end
+  end
+  if #(uncertain or {}) > 0 then
+    add({ string.format('⚠ %d tool call(s) were cut off by a crash: :AlisioRecover records their outcome as unknown', #uncertain), '' })
+  end
+  return lines, folds
+end
+
+local state = { buf = nil, input = nil, session = nil, busy = false, request_id = nil }
+
+local function valid(buf)
+  return buf and vim.api.nvim_buf_is_valid(buf)
+end
+
+local function win_of(buf)
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(w) == buf then
+      return w
+    end
+  end
+end
+
+local function set_lines(first, last, lines)
+  vim.api.nvim_buf_set_option(state.buf, 'modifiable', true)
+  vim.api.nvim_buf_set_lines(state.buf, first, last, false, lines)
+  vim.api.nvim_buf_set_option(state.buf, 'modifiable', false)
+  local w = win_of(state.buf)
+  if w then
+    vim.api.nvim_win_set_cursor(w, { vim.api.nvim_buf_line_count(state.buf), 0 })
+  end
+end
+
+--- append adds text at the end of the chat as it streams: its first piece continues the last line, each
+--- newline starts a new one.
+function M.append(text)
+  if not valid(state.buf) then
+    return
+  end
+  local pieces = split(text)
+  local n = vim.api.nvim_buf_line_count(state.buf)
+  local last = vim.api.nvim_buf_get_lines(state.buf, n - 1, n, false)[1] or ''
+  pieces[1] = last .. pieces[1]
+  set_lines(n - 1, n, pieces)
+end
+
+--- append_lines adds whole lines at the end of the chat.
+function M.append_lines(lines)
+  if valid(state.buf) then
+    local n = vim.api.nvim_buf_line_count(state.buf)
+    set_lines(n, n, lines)
+  end
+end
+
+--- show replaces the chat with the session's conversation and closes its folds.
+function M.show(messages, uncertain)
+  if not valid(state.buf) then
+    return
+  end
+  local lines, folds = M.render(messages, uncertain)
+  if #lines == 0 then
+    lines = { '_No messages yet: type below and press <CR> (normal mode) to send; <C-c> stops a turn, q closes._' }
+  end
+  set_lines(0, -1, lines)
+  local w = win_of(state.buf)
+  if w then
+    vim.api.nvim_win_call(w, function()
+      vim.cmd('normal! zE')
+      for _, f in ipairs(folds) do
+        if f[2] >= f[1] then
+          vim.cmd(string.format('%d,%dfold', f[1], f[2]))
+        end
+      end
+    end)
+  end
+end
+
+--- folds is the list of closed folds of the chat window ({first, last}), for tests.
+function M.folds()
+  local w = valid(state.buf) and win_of(state.buf)
+  local out = {}
+  if not w then
+    return out
+  end
+  vim.api.nvim_win_call(w, function()
+    local l, n = 1, vim.api.nvim_buf_line_count(state.buf)
+    while l <= n do
+      local e = vim.fn.foldclosedend(l)
+      if e ~= -1 then
+        table.insert(out, { l, e })
+        l = e + 1
+      else
+        l = l + 1
+      end
+    end
+  end)
+  return out
+end
+
+local function scratch(name, ft)
+  local buf = vim.fn.bufnr(name)
+  if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+  end
+  vim.api.nvim_buf_set_option(buf, 'buftype', 'nofile')
+  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
+  vim.api.nvim_buf_set_option(buf, 'swapfile', false)
+  vim.api.nvim_buf_set_option(buf, 'filetype', ft)
+  return buf
+end
+
+--- open shows the chat split (creating it when needed) with the input window below, and returns the chat buffer.
+--- actions: { send = fn(text), stop = fn(), close = fn() }.
+function M.open(actions)
+  state.buf = scratch(CHAT, 'markdown')
+  state.input = scratch(INPUT, 'markdown')
+  vim.api.nvim_buf_set_option(state.buf, 'modifiable', false)
+  if not win_of(state.buf) then
+    vim.cmd('botright vsplit')
+    vim.api.nvim_win_set_buf(0, state.buf)
+    local w = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_option(w, 'wrap', true)
+    vim.api.nvim_win_set_option(w, 'linebreak', true)
+    vim.api.nvim_win_set_option(w, 'foldmethod', 'manual')
+    vim.api.nvim_win_set_option(w, 'number', false)
+    vim.cmd('belowright 4split')
+    vim.api.nvim_win_set_buf(0, state.input)
+  end
+  local function map(buf, mode, lhs, fn, desc)
+    vim.api.nvim_buf_set_keymap(buf, mode, lhs, '', { noremap = true, silent = true, callback = fn, desc = desc })
+  end
+  local function send()
+    local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(state.input, 0, -1, false), '\n'))
+    if text ~= '' then
+      vim.api.nvim_buf_set_lines(state.input, 0, -1, false, {})
+      actions.send(text)
+    end
+  end
+  for _, buf in ipairs({ state.buf, state.input }) do
+    map(buf, 'n', '<C-c>', actions.stop, 'Alisio: stop the turn')
+    map(buf, 'n', 'q', M.close, 'Alisio: close the chat')
+  end
+  map(state.input, 'n', '<CR>', send, 'Alisio: send')
+  map(state.input, 'i', '<C-s>', send, 'Alisio: send')
+  return state.buf
+end
+
+--- close closes the chat and input windows (the buffers stay for the next :Alisio).
+function M.close()
+  for _, buf in ipairs({ state.input, state.buf }) do
+    local w = valid(buf) and win_of(buf)
+    if w and #vim.api.nvim_list_wins() > 1 then
+      vim.api.nvim_win_close(w, true)
+    end
+  end
+end
+
+--- buf is the chat buffer (nil before the first :Alisio).
+function M.buf()
+  return valid(state.buf) and state.buf or nil
+end
+
+--- input_buf is the input buffer (nil before the first :Alisio).
+function M.input_buf()
+  return valid(state.input) and state.input or nil
+end
+
+return M

@@ -1,0 +1,80 @@
+-- The chat buffer and the first minutes of a user: setup with a config file (no settings), the meter from the
+-- start, every command in a fresh workspace, :Alisio + :AlisioPrompt streaming a multi-line reply, folds, the
+-- spinner and $/progress during a turn, <C-c>, :AlisioCompact drawing the boundary, the server stopping, and
+-- :AlisioRestart. Each defect of the first release has its check here.
+local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
+local alisio = require('alisio')
+alisio.setup({ cmd = { os.getenv('ALISIO_BIN'), '--config', os.getenv('ALISIO_CONFIG'), 'serve' } })
+vim.o.statusline = "main.go%=%{v:lua.require'alisio'.statusline()} "
+vim.cmd('edit ' .. os.getenv('ALISIO_WS') .. '/main.go')
+H.wait(10000, function() return alisio.client_id() ~= nil and vim.lsp.get_client_by_id(alisio.client_id()).initialized end, 'the client')
+vim.wait(500)
+H.record('fresh_statusline', alisio.statusline())
+-- Commands in a fresh workspace: clear answers, no invalid-params errors, no question from :AlisioRecover.
+local asked = false
+vim.fn.confirm = function() asked = true return 2 end
+for _, c in ipairs({ 'AlisioSessions', 'AlisioContext', 'AlisioCheckpoint', 'AlisioRecover' }) do
+  vim.cmd(c)
+end
+H.wait(5000, function() return #H.notes >= 4 end, 'an answer to each command')
+H.record('recover_asked', asked)
+local ok_help = pcall(vim.cmd, 'help alisio')
+H.record('help', ok_help)
+if ok_help then vim.cmd('close') end
+
+vim.cmd('Alisio')
+H.wait(2000, function() return require('alisio.chat').buf() ~= nil end, 'the chat buffer')
+local chatbuf = require('alisio.chat').buf()
+H.record('chat_filetype', vim.api.nvim_buf_get_option(chatbuf, 'filetype'))
+local function chat_text() return table.concat(vim.api.nvim_buf_get_lines(chatbuf, 0, -1, false), '\n') end
+-- A turn: the first reply is slow (the spinner and the progress show), runs a tool, then a multi-line reply.
+local spinner, progress = nil, nil
+vim.api.nvim_set_current_win(vim.fn.bufwinid(require('alisio.chat').input_buf()))
+vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'run the build', 'and say hello' })
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Esc><CR>', true, false, true), 'x', false)
+H.wait(10000, function()
+  spinner = spinner or (alisio.statusline():find('[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]') and alisio.statusline())
+  if vim.lsp.status then
+    local st = vim.lsp.status() -- reading it consumes the messages: once
+    progress = progress or (st ~= '' and st)
+  else
+    for _, m in ipairs(vim.lsp.util.get_progress_messages()) do
+      if m.title and m.title ~= 'empty title' then
+        progress = progress or m.title
+      end
+    end
+  end
+  return spinner and progress
+end, 'the spinner and the progress during the turn')
+H.record('spinner', spinner)
+H.record('progress', progress)
+H.wait(20000, function() return chat_text():find('Line two of the reply') ~= nil and alisio.statusline():find('[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]') == nil end, 'the reply in the chat')
+vim.wait(500)
+H.record('chat_after_turn', vim.api.nvim_buf_get_lines(chatbuf, 0, -1, false))
+H.record('folds_after_turn', require('alisio.chat').folds())
+-- A turn stopped with <C-c>.
+vim.cmd('AlisioPrompt take your time')
+H.wait(5000, function() return alisio.statusline():find('[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]') ~= nil end, 'the second turn')
+-- (<C-c> typed by feedkeys is Neovim's interrupt, not a key: the mapping is checked, then its action run.)
+local map = vim.api.nvim_buf_call(chatbuf, function() return vim.fn.maparg('<C-c>', 'n', false, true) end)
+H.record('stop_mapped', map.callback ~= nil)
+require('alisio').stop()
+H.wait(10000, function() return chat_text():find('turn was stopped') and alisio.statusline():find('[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]') == nil ~= nil end, 'the stopped turn')
+-- A compaction draws its boundary, the originals folded behind it.
+vim.cmd('AlisioCompact')
+H.wait(20000, function() return chat_text():find('compacted into a checkpoint') ~= nil end, 'the compaction boundary in the chat')
+H.record('chat_after_compact', vim.api.nvim_buf_get_lines(chatbuf, 0, -1, false))
+H.record('folds_after_compact', require('alisio.chat').folds())
+-- q closes the chat.
+vim.api.nvim_set_current_win(vim.fn.bufwinid(chatbuf))
+vim.api.nvim_feedkeys('q', 'x', false)
+H.record('chat_closed', vim.fn.bufwinid(chatbuf) == -1)
+-- The server stops: the meter goes; :AlisioRestart brings it back.
+H.record('before_stop', alisio.statusline())
+vim.lsp.get_client_by_id(alisio.client_id()).stop()
+H.wait(5000, function() return alisio.client_id() == nil end, 'the client to stop')
+H.record('after_stop', alisio.statusline())
+vim.cmd('AlisioRestart')
+H.wait(10000, function() return alisio.statusline():find('alisio %d+%%') ~= nil end, 'the meter after :AlisioRestart')
+H.record('after_restart', alisio.statusline())
+H.done()

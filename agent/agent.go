@@ -463,10 +463,15 @@ func New(ctx context.Context, store *storage.Store, cfg config.Config, dir strin
 	if window == 0 {
 		w, err := model.ContextWindow(ctx)
 		if err != nil {
-			log.Warn("could not read the context window from the provider's model list; using limits.maxContextChars/4", zap.Error(err))
+			log.Warn("could not read the context window from the provider's model list", zap.Error(err))
 		}
+		key := p.BaseURL + "\x00" + p.Model
 		if w > 0 {
 			window, source = w, "models"
+			knownWindows.Store(key, w)
+		} else if last, ok := knownWindows.Load(key); ok {
+			// The provider did not answer this time: the window it gave before for this model, not a guess.
+			window, source = last.(int), "models (last known; the provider did not answer)"
 		}
 	}
 	a, err := newAgent(store, cfg, dir, model, relevantfiles.NewTracker())
@@ -487,6 +492,10 @@ func NewContextOnly(store *storage.Store, cfg config.Config, dir string, files *
 	}
 	return a, err
 }
+
+// knownWindows remembers the window each provider model reported (base URL and model → tokens), so that a
+// provider that does not answer later keeps its model's window instead of a guess.
+var knownWindows sync.Map
 
 func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.Summarizer, files *relevantfiles.Tracker) (*Agent, error) {
 	ts, err := tools.New(dir, tools.DefaultLimits())

@@ -27,6 +27,7 @@ import (
 )
 
 type harness struct {
+	http   *httptest.Server // serves server; closing it makes the provider unreachable
 	agent  *agent.Agent
 	store  *storage.Store
 	server *providertest.Server
@@ -61,7 +62,7 @@ func newHarnessFor(t *testing.T, kind string, cfg config.Config, script provider
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{agent: a, store: st, server: srv, ws: ws}
+	h := &harness{agent: a, store: st, server: srv, ws: ws, http: hs}
 	a.OnEvent = func(e agent.Event) { h.events = append(h.events, e) }
 	return h
 }
@@ -819,5 +820,35 @@ esac
 	completed := events[len(events)-1]
 	if completed.Type != compaction.EventCompleted || len(completed.Plugins) != 2 || completed.Plugins[1].Summary != "risks noted" {
 		t.Fatalf("event %+v", completed)
+	}
+}
+
+// TestAgent_UnreachableProviderKeepsTheKnownWindow: when the provider that reported a model's window does not
+// answer later (a restart while it is down), the agent keeps that window, says where it came from, and never
+// falls back to a guess that would make the meter drop (72 % → 3 % was seen).
+func TestAgent_UnreachableProviderKeepsTheKnownWindow(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{Models: []map[string]any{{"id": "alisio-test", "context_length": 8192}}})
+	if h.agent.Window != 8192 || h.agent.WindowSource != "models" {
+		t.Fatalf("window %d from %q", h.agent.Window, h.agent.WindowSource)
+	}
+	cfg := h.agent.Settings()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // nothing listens there any more
+	unknown := cfg
+	unknown.Provider.BaseURL, unknown.Provider.Model = down.URL+"/v1", "never-seen"
+	a, err := agent.New(context.Background(), h.store, unknown, h.ws, nil, provider.Options{MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Window != 0 {
+		t.Errorf("a model never seen got window %d (%s); want unknown", a.Window, a.WindowSource)
+	}
+	h.http.Close()
+	a, err = agent.New(context.Background(), h.store, cfg, h.ws, nil, provider.Options{MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Window != 8192 || !strings.Contains(a.WindowSource, "last known") {
+		t.Fatalf("after the provider went away: window %d from %q; want the last known 8192", a.Window, a.WindowSource)
 	}
 }

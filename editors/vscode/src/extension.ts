@@ -76,9 +76,24 @@ function onStatus(st: meter.Status) {
 
 let lastStatus: meter.Status | undefined;
 
+/** The read-only documents of Show Context and Show Checkpoint (alisio:context.md, alisio:checkpoint.md). */
+const docs = new Map<string, string>();
+const docsChanged = new vscode.EventEmitter<vscode.Uri>();
+
+async function showDoc(name: string, content: string) {
+  const uri = vscode.Uri.parse(`alisio:${name}`);
+  docs.set(uri.path, content);
+  docsChanged.fire(uri);
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+}
+
 function render(st: meter.Status | undefined) {
   lastStatus = st ?? lastStatus;
   if (!lastStatus) {
+    item.text = compacting ? '$(sync~spin) Alisio: compacting…' : meter.noSessionText;
+    item.tooltip = 'Alisio: no session in this workspace yet. Alisio: Prompt starts one. Click for the Alisio menu.';
+    item.backgroundColor = undefined;
+    item.show();
     return;
   }
   item.text = meter.statusText(lastStatus, compacting);
@@ -146,6 +161,7 @@ async function request<T>(method: string, params: Record<string, unknown>): Prom
     return await client.sendRequest<T>(method, params);
   } catch (e) {
     const err = e as { message?: string; code?: number };
+    output.error(`${method}: ${err.message || e}`);
     const actions = /Context budget exceeded/.test(err.message || '') ? ['Alisio: Compact', 'Alisio: New Session'] : [];
     const choice = await vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...actions);
     if (choice === 'Alisio: Compact') {
@@ -184,19 +200,22 @@ async function startClient(context: vscode.ExtensionContext) {
       },
     },
   };
+  clientOptions.traceOutputChannel = output;
   client = new LanguageClient('alisio', 'Alisio', serverOptions, clientOptions);
   client.onNotification('alisio/status', onStatus);
   client.onNotification('alisio/event', onEvent);
   await client.start();
   context.subscriptions.push(client);
+  render(undefined); // the meter shows from the start: "Alisio –" until the workspace has a session
 }
 
 export async function activate(context: vscode.ExtensionContext) {
   output = vscode.window.createOutputChannel('Alisio', { log: true });
   agentOutput = vscode.window.createOutputChannel('Alisio: Agent');
   item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
-  item.command = 'alisio.compact';
-  context.subscriptions.push(output, agentOutput, item);
+  item.command = 'alisio.menu';
+  context.subscriptions.push(output, agentOutput, item, docsChanged,
+    vscode.workspace.registerTextDocumentContentProvider('alisio', { onDidChange: docsChanged.event, provideTextDocumentContent: (uri) => docs.get(uri.path) ?? '' }));
   const register = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
   register('alisio.compact', async (focusArg?: unknown) => {
@@ -254,19 +273,46 @@ export async function activate(context: vscode.ExtensionContext) {
       await refreshStatus();
     }
   });
+  register('alisio.menu', async () => {
+    const items = [
+      { label: '$(fold) Compact', description: 'summarize the older conversation now', command: 'alisio.compact' },
+      { label: '$(comment-discussion) Prompt', description: 'send a prompt to the agent', command: 'alisio.prompt' },
+      { label: '$(graph) Show Context', description: 'what fills the context', command: 'alisio.showContext' },
+      { label: '$(bookmark) Show Checkpoint', command: 'alisio.showCheckpoint' },
+      { label: '$(list-selection) Switch Session', command: 'alisio.switchSession' },
+      { label: '$(add) New Session', command: 'alisio.newSession' },
+      { label: '$(debug-restart) Restart Server', command: 'alisio.restartServer' },
+      { label: '$(output) Show Logs', command: 'alisio.showLogs' },
+    ];
+    const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Alisio' });
+    if (pick) {
+      await vscode.commands.executeCommand(pick.command);
+    }
+  });
   register('alisio.switchSession', async () => {
     const res = await request<{ sessions: { id: string; title: string; updatedAt: string; messages: number }[] }>('alisio/sessions', {});
     if (!res) {
       return;
     }
-    const pick = await vscode.window.showQuickPick(res.sessions.map((s) => ({ label: s.title || s.id, description: `${s.messages} messages`, detail: s.updatedAt, id: s.id })),
-      { placeHolder: 'Alisio session' });
+    if (res.sessions.length === 0) {
+      void vscode.window.showInformationMessage('Alisio: no session in this workspace yet. Alisio: Prompt starts one.');
+      return;
+    }
+    const current = session ?? lastStatus?.session;
+    const pick = await vscode.window.showQuickPick(res.sessions.map((s) => ({
+      label: `${s.id === current ? '$(check) ' : ''}${s.title || s.id}`,
+      description: `${s.messages} messages · ${new Date(s.updatedAt).toLocaleString()}${s.id === current ? ' · current' : ''}`, id: s.id,
+    })), { placeHolder: 'Alisio session' });
     if (pick) {
       session = pick.id;
       await refreshStatus();
     }
   });
   register('alisio.showCheckpoint', async () => {
+    if (!session && !lastStatus) {
+      void vscode.window.showInformationMessage('Alisio: no session in this workspace yet, so no checkpoint. Alisio: Prompt starts one.');
+      return;
+    }
     const res = await request<{ checkpoint: unknown; partial: boolean; text: string; replacedMessages: number; createdAt: string; relevantFilesChangedSince: string[] }>('alisio/checkpoint', { session });
     if (!res) {
       return;
@@ -275,11 +321,11 @@ export async function activate(context: vscode.ExtensionContext) {
       void vscode.window.showInformationMessage('Alisio: this session has no checkpoint yet.');
       return;
     }
-    let content = `# Checkpoint${res.partial ? ' (partial: raise compaction.maxOutputTokens)' : ''}\n\nWritten ${res.createdAt}, replacing ${res.replacedMessages} messages.\n\n${res.text}\n`;
+    let content = `# Checkpoint${res.partial ? ' (partial: raise compaction.maxOutputTokens)' : ''}\n\nWritten ${new Date(res.createdAt).toLocaleString()}, replacing ${res.replacedMessages} messages.\n\n${res.text}\n`;
     if (res.relevantFilesChangedSince?.length) {
       content += `\n## Changed since\n${res.relevantFilesChangedSince.map((f) => `- ${f}`).join('\n')}\n`;
     }
-    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown', content }), { preview: true });
+    await showDoc('checkpoint.md', content);
   });
   register('alisio.showContext', async () => {
     const st = await request<meter.Status>('alisio/status', { session });
@@ -288,8 +334,7 @@ export async function activate(context: vscode.ExtensionContext) {
     }
     const sess = await request<{ messages: meter.Message[] }>('alisio/session', { session: st.session });
     const tools = await request<{ sources: { source: string; chars: number; count: number }[] }>('alisio/tools', {});
-    const content = meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []);
-    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown', content }), { preview: true });
+    await showDoc('context.md', meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []));
   });
   register('alisio.restartServer', async () => {
     if (client) {

@@ -62,10 +62,22 @@ export function human(n: number | undefined): string {
   return String(n);
 }
 
-/** The status bar text: a spinner while compacting, else the share of the threshold in use. */
+/** The status bar text before the workspace has a session (the server runs). */
+export const noSessionText = '$(pulse) Alisio –';
+
+/** windowKnown: the provider or the settings gave the model's window (else the meter uses limits.maxContextChars). */
+export function windowKnown(st: Status): boolean {
+  return !!st.window && !(st.windowSource || '').startsWith('maxContextChars');
+}
+
+/** The status bar text: a spinner while compacting, "over limit" past the hard limit, else the share of the
+ * compaction threshold in use. Its colour (level) tells the same story. */
 export function statusText(st: Status, compacting: boolean): string {
   if (compacting || st.compacting) {
     return '$(sync~spin) Alisio: compacting…';
+  }
+  if (st.overHardLimit) {
+    return `$(error) Alisio over limit (${human(st.usedChars)}/${human(st.hardLimit)})`;
   }
   let text = `$(pulse) Alisio ${Math.round(fraction(st) * 100)}%`;
   if (st.uncertainCalls && st.uncertainCalls.length > 0) {
@@ -76,9 +88,24 @@ export function statusText(st: Status, compacting: boolean): string {
 
 /** The rule closest to firing, in words. */
 export function closestRule(st: Status): string {
-  return (st.windowFraction || 0) >= (st.charsFraction || 0)
-    ? `window rule: the full request is ${pct(st.windowFraction)} of the way to ${pct(st.threshold)} of the ${human(st.window)}-token window`
-    : `chars rule: instructions + transcript are ${pct(st.charsFraction)} of the way to ${pct(st.threshold)} of limits.maxContextChars`;
+  const starts = `compaction starts at ${pct(st.threshold)}`;
+  if (windowKnown(st) && (st.windowFraction || 0) >= (st.charsFraction || 0)) {
+    return `the request fills ${pct((st.windowFraction || 0) * st.threshold)} of the ${human(st.window)}-token window; ${starts}`;
+  }
+  return `instructions + transcript fill ${pct((st.charsFraction || 0) * st.threshold)} of limits.maxContextChars; ${starts}`;
+}
+
+/** The next model call's action, in words. */
+export function nextAction(st: Status): string {
+  switch (st.nextAction) {
+    case 'none':
+      return 'sent as is';
+    case 'compact':
+      return 'compacts first';
+    case 'compact (reserve)':
+      return 'compacts first, to leave room for the reply';
+  }
+  return st.nextAction;
 }
 
 function pct(x: number): string {
@@ -97,10 +124,15 @@ export function tooltip(st: Status): string {
     `| tokens | ${human(st.estimatedTokens)} estimated` +
       (st.calibratedTokens ? `, ${human(st.calibratedTokens)} calibrated` : '') +
       (st.lastReportedTokens ? `, ${human(st.lastReportedTokens)} reported` : '') + ' |',
-    `| window | ${human(st.window)} tokens (${st.windowSource}) |`,
+    windowKnown(st)
+      ? `| window | ${human(st.window)} tokens (${st.windowSource}) |`
+      : '| window | unknown: the provider did not report it; [set alisio.provider.contextWindow](command:workbench.action.openSettings?%5B%22alisio.provider.contextWindow%22%5D) |',
     '',
-    `Closest to firing: ${closestRule(st)}. Next model call: ${st.nextAction}.` + (st.auto ? '' : ' Automatic compaction is off.'),
+    `Closest to firing: ${closestRule(st)}. Next model call: ${nextAction(st)}.` + (st.auto ? '' : ' Automatic compaction is off.'),
   ];
+  if (st.overHardLimit) {
+    lines.splice(1, 0, '', `$(error) **Over the hard limit**: ${human(st.usedChars)} of ${human(st.hardLimit)} chars. The next model call compacts first; [compact now](command:alisio.compact).`);
+  }
   if (st.lastCheckpointPartial) {
     lines.push('', '$(warning) The last checkpoint is partial: the summarizer\'s output budget cut it. ' +
       '[Raise compaction.maxOutputTokens](command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D)');
@@ -109,7 +141,7 @@ export function tooltip(st: Status): string {
     lines.push('', `$(error) ${st.uncertainCalls.length} tool call(s) with an unknown outcome: ${st.uncertainCalls.join(', ')}. ` +
       '[Recover](command:alisio.recover)');
   }
-  lines.push('', 'Click to compact now.');
+  lines.push('', 'Click for the Alisio menu.');
   return lines.join('\n');
 }
 
@@ -184,6 +216,6 @@ export function contextBreakdown(st: Status, messages: Message[], sources: { sou
     lines.push(`${'█'.repeat(n)}${'·'.repeat(40 - n)} ${human(v).padStart(5)}  ${k}`);
   }
   lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens of a ${human(st.window)}-token window (${st.windowSource}).`,
-    `Closest to firing: ${closestRule(st)}.`);
+    `Closest to firing: ${closestRule(st)}.`, '', 'Disable unneeded MCP servers or plugins (alisio.mcpServers, alisio.plugins) to shrink the tool catalog.');
   return lines.join('\n');
 }

@@ -67,6 +67,10 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
   try {
     await ext.activate(context);
     assert.ok(commands.has('alisio.compact') && commands.has('alisio.showContext'));
+    // The meter shows as soon as the server runs, before any session, and opens the menu.
+    assert.ok(statusItem.visible && statusItem.text === '$(pulse) Alisio –' && statusItem.command === 'alisio.menu', statusItem.text);
+    await vscode.commands.executeCommand('alisio.showCheckpoint');
+    assert.match(shown.info.at(-1), /no session in this workspace yet, so no checkpoint/);
     await vscode.commands.executeCommand('alisio.prompt', 'run the build and say hello');
     assert.match(shown.outputs['Alisio: Agent'], /→ run_command[\s\S]*hello from the test provider/);
     // The meter of the finished turn: the prompt, the call, its 6000-char result and the reply.
@@ -82,6 +86,8 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.match(shown.documents.at(-1), /# Checkpoint[\s\S]*## Goal/);
     await vscode.commands.executeCommand('alisio.showContext');
     assert.match(shown.documents.at(-1), /checkpoint[\s\S]*tool catalog: built-in/);
+    assert.strictEqual(shown.untitled || 0, 0, 'Show Context and Show Checkpoint must open read-only documents, not Untitled tabs');
+    assert.ok(shown.error.every((m) => !/alisio\/|invalid params/.test(m)), shown.error.join('\n'));
   } finally {
     await ext.deactivate().catch(() => {});
     proc.kill();

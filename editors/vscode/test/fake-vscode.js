@@ -25,6 +25,8 @@ class Uri {
   constructor(scheme, fsPath) { this.scheme = scheme; this.fsPath = fsPath; this.path = fsPath; this.authority = ''; this.query = ''; this.fragment = ''; }
   static file(p) { return new Uri('file', p); }
   static parse(s) { const u = new URL(s); return new Uri(u.protocol.replace(':', ''), decodeURIComponent(u.pathname)); }
+  get path() { return this.fsPath; }
+  set path(v) { this.fsPath = v; }
   toString() { return `${this.scheme}://${encodeURI(this.fsPath)}`; }
   with() { return this; }
   toJSON() { return { scheme: this.scheme, path: this.fsPath }; }
@@ -50,6 +52,7 @@ function noop() {
 function create(settings, root, answers) {
   const shown = { info: [], warning: [], error: [], documents: [], statusBar: [], outputs: {} };
   const commands = new Map();
+  const providers = new Map();
   const statusItem = { text: '', tooltip: undefined, backgroundColor: undefined, command: undefined, visible: false, show() { this.visible = true; shown.statusBar.push(this.text); }, hide() { this.visible = false; }, dispose() {} };
   const channel = (name) => {
     shown.outputs[name] = '';
@@ -91,7 +94,7 @@ function create(settings, root, answers) {
       showErrorMessage: message('error'),
       showInputBox: ask('inputBox'),
       showQuickPick: ask('quickPick'),
-      showTextDocument: async (doc) => { shown.documents.push(doc.getText()); return {}; },
+      showTextDocument: async (doc) => { shown.documents.push(doc.getText()); shown.untitled = (shown.untitled || 0) + (doc.isUntitled ? 1 : 0); return {}; },
       withProgress: (opts, task) => task({ report() {} }, new CancellationTokenSource().token),
       activeTextEditor: undefined, visibleTextEditors: [], tabGroups: noop(),
       onDidChangeActiveTextEditor: () => new Disposable(), onDidChangeVisibleTextEditors: () => new Disposable(),
@@ -102,7 +105,10 @@ function create(settings, root, answers) {
       getWorkspaceFolder: () => workspaceFolder,
       textDocuments: [],
       getConfiguration,
-      openTextDocument: async (opts) => ({ getText: () => opts.content, languageId: opts.language }),
+      openTextDocument: async (opts) => (opts instanceof Uri
+        ? { uri: opts, getText: () => providers.get(opts.scheme).provideTextDocumentContent(opts), isUntitled: false }
+        : { getText: () => opts.content, languageId: opts.language, isUntitled: true }),
+      registerTextDocumentContentProvider: (scheme, p) => { providers.set(scheme, p); return new Disposable(() => providers.delete(scheme)); },
       onDidChangeConfiguration: () => new Disposable(),
       onDidOpenTextDocument: () => new Disposable(), onDidCloseTextDocument: () => new Disposable(),
       onDidChangeTextDocument: () => new Disposable(), onDidSaveTextDocument: () => new Disposable(),

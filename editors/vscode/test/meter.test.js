@@ -17,6 +17,20 @@ test('the status bar shows the share of the threshold, a spinner while compactin
   assert.strictEqual(meter.statusText({ ...base, uncertainCalls: ['call_x'] }, false), '$(pulse) Alisio 14% $(warning) 1');
 });
 
+test('over the hard limit: text and colour say so; an unknown window is shown as unknown', () => {
+  const over = { ...base, overHardLimit: true, usedChars: 18000, hardLimit: 14000, windowFraction: 0.71 };
+  assert.strictEqual(meter.statusText(over, false), '$(error) Alisio over limit (18k/14k)');
+  assert.strictEqual(meter.level(over), 'error');
+  assert.match(meter.tooltip(over), /Over the hard limit\*\*: 18k of 14k chars/);
+  const small = { ...base, window: 8000, windowFraction: 0.91, threshold: 0.85, nextAction: 'compact (reserve)' };
+  assert.match(meter.tooltip(small), /the request fills 77% of the 8k-token window; compaction starts at 85%/);
+  assert.match(meter.tooltip(small), /Next model call: compacts first, to leave room for the reply/);
+  const unknown = { ...base, window: 200000, windowSource: 'maxContextChars' };
+  assert.ok(!meter.windowKnown(unknown));
+  assert.match(meter.tooltip(unknown), /window \| unknown: the provider did not report it/);
+  assert.doesNotMatch(meter.tooltip(unknown), /200k-token/);
+});
+
 test('colours: warning from 75% of the threshold or a partial checkpoint, error when the user must act', () => {
   assert.strictEqual(meter.level(base), 'ok');
   assert.strictEqual(meter.level({ ...base, windowFraction: 0.8 }), 'warning');
@@ -27,11 +41,11 @@ test('colours: warning from 75% of the threshold or a partial checkpoint, error 
 
 test('the tooltip has the numbers, the closest rule and the links', () => {
   const t = meter.tooltip({ ...base, lastCheckpointPartial: true, uncertainCalls: ['call_x'] });
-  for (const want of ['61k of 800k chars', '16k estimated, 17k calibrated, 17k reported', '128k tokens (models)', 'window rule',
+  for (const want of ['61k of 800k chars', '16k estimated, 17k calibrated, 17k reported', '128k tokens (models)', 'the request fills',
     'command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D', 'command:alisio.recover', 'call_x']) {
     assert.ok(t.includes(want), `tooltip lacks ${want}:\n${t}`);
   }
-  assert.ok(meter.tooltip({ ...base, charsFraction: 0.5 }).includes('chars rule'));
+  assert.ok(meter.tooltip({ ...base, charsFraction: 0.5 }).includes('instructions + transcript fill 43% of limits.maxContextChars'));
 });
 
 test('event messages: before/after with plugin reports, partial asks to raise the budget, failures are errors', () => {

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$(go env GOPATH)/bin:$PATH"
+# Every process the tests start inherits this mark; the last step fails if one of them outlives the tests.
+export ALISIO_TEST_RUN="$$-$(date +%s%N)"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi
 go vet ./...
@@ -37,4 +39,26 @@ if [ "${ALISIO_TRIXIE_TESTS:-}" = 1 ]; then
   GOOS=windows GOARCH=amd64 go test -short -count=1 -exec "$PWD/scripts/wine-exec" ./transcript/... ./compaction/... \
     ./config/... ./storage/... ./relevantfiles/... ./agent/provider/... ./agent/providertest/... ./agent/mcp/... ./server/...
   scripts/wine-exec --chroot wineserver -k 2>/dev/null || true
+fi
+# Nothing the tests started may outlive them (shared daemons included): wait a little for those that are
+# shutting down, then name, kill and fail on the rest.
+leftovers() {
+  local e p
+  survivors=()
+  for e in /proc/[0-9]*/environ; do
+    p=${e#/proc/}; p=${p%/environ}
+    [ "$p" = $$ ] && continue
+    if grep -qzx "ALISIO_TEST_RUN=$ALISIO_TEST_RUN" "$e" 2>/dev/null; then survivors+=("$p"); fi
+  done
+  return 0
+}
+if [ -d /proc/self ]; then
+  for _ in $(seq 40); do leftovers; [ ${#survivors[@]} = 0 ] && break; sleep 0.5; done
+  if [ ${#survivors[@]} != 0 ]; then
+    echo "FAIL: processes started by the tests are still running:"
+    ps -o pid,etime,args -p "$(IFS=,; echo "${survivors[*]}")" || true
+    kill -9 "${survivors[@]}" 2>/dev/null || true
+    exit 1
+  fi
+  echo "no process started by the tests outlived them"
 fi

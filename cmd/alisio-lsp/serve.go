@@ -85,7 +85,13 @@ func (a *app) daemonCommand() *cobra.Command {
 					}
 					return 0
 				}}
-			return owner.Run(ctx)
+			err = owner.Run(ctx)
+			if errors.Is(err, shared.ErrOrphaned) {
+				// The store's files are gone with the directory: closing it would retry its flush forever.
+				_ = a.log.Sync()
+				os.Exit(0)
+			}
+			return err
 		},
 	}
 	cmd.Flags().DurationVar(&idle, "idle", shared.DefaultIdle, "stop after this long without clients")

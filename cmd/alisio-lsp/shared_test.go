@@ -401,3 +401,24 @@ func TestShared_CtrlCOfACommandRunInTheDaemon(t *testing.T) {
 		t.Fatalf("exit %d", c)
 	}
 }
+
+// TestShared_DaemonLeavesWhenItsDataDirIsRemoved: a shared daemon whose data directory is deleted under it
+// (a test's temp dir, a user's cleanup) stops within seconds instead of retrying a flush into the void forever.
+func TestShared_DaemonLeavesWhenItsDataDirIsRemoved(t *testing.T) {
+	data, ws := filepath.Join(t.TempDir(), "data"), t.TempDir()
+	e := startServe(t, data, ws, []string{"serve"}, "ALISIO_DAEMON_IDLE=10m")
+	e.initialize(ws)
+	pid := ownerPID(t, data)
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); osproc.Alive(pid); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
+			t.Fatalf("the daemon %d outlived its removed data directory", pid)
+		}
+	}
+	_ = e.cmd.Process.Kill()
+}

@@ -65,6 +65,10 @@ func SocketPath(dataDir string) string {
 	return filepath.Join(dataDir, "daemon.sock")
 }
 
+// ErrOrphaned: the owner's data directory or socket was removed while it ran; it stops without touching the
+// store (whose files are gone).
+var ErrOrphaned = errors.New("the shared daemon's data directory or socket was removed")
+
 // ErrRunning: another owner holds dataDir.
 var ErrRunning = errors.New("another alisio-lsp daemon owns this data directory")
 
@@ -133,6 +137,26 @@ func (o *Owner) Run(ctx context.Context) error {
 		<-ctx.Done()
 		ln.Close()
 	}()
+	var orphaned atomic.Bool
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_, serr := os.Lstat(path)
+				_, derr := os.Stat(o.DataDir)
+				if serr != nil || derr != nil {
+					o.Log.Warn("the data directory or the socket was removed; stopping", zap.String("dataDir", o.DataDir), zap.String("socket", path))
+					orphaned.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -156,6 +180,9 @@ func (o *Owner) Run(ctx context.Context) error {
 			}
 			mu.Unlock()
 		}()
+	}
+	if _, err := os.Stat(o.DataDir); orphaned.Load() || err != nil {
+		return ErrOrphaned // its clients' connections are cut: nothing they could save is left
 	}
 	wg.Wait()
 	o.Log.Info("shared daemon stopping: no client for the idle time, or asked to")

@@ -14,8 +14,15 @@ const BIN = process.env.ALISIO_BIN;
 const PROVIDER = process.env.ALISIO_TESTPROVIDER;
 assert.ok(BIN && PROVIDER, 'set ALISIO_BIN and ALISIO_TESTPROVIDER (scripts/test.sh does)');
 
+// made lists the temp dirs of this run; they go when it ends, and the shared daemons serving them with them
+// (a daemon leaves when its data directory is removed).
+const made = [];
+process.on('exit', () => made.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
 function tmp(prefix) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 // startProvider runs alisio-testprovider with a script and resolves to its base URL.

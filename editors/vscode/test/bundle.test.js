@@ -91,6 +91,8 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
   } finally {
     await ext.deactivate().catch(() => {});
     proc.kill();
+    // The shared daemon leaves when its data directory goes.
+    for (const d of [ws, data]) fs.rmSync(d, { recursive: true, force: true });
   }
 });
 

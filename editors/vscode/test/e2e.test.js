@@ -119,5 +119,7 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await browser.close();
     server.kill();
     provider.kill();
+    // The shared daemon the extension started leaves when its data directory goes.
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
 });

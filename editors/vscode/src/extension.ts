@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import * as meter from './meter';
+import { ChatAction, ChatView } from './chat';
 
 let client: LanguageClient | undefined;
 let item: vscode.StatusBarItem;
@@ -12,6 +13,8 @@ let agentOutput: vscode.OutputChannel;
 let session: string | undefined;
 let compacting = false;
 let endProgress: (() => void) | undefined;
+let chat: ChatView;
+let turn: vscode.CancellationTokenSource | undefined; // the running turn, stopped by the chat's Stop button
 
 /** The `alisio` settings as alisio-lsp reads them (serverPath is the extension's own). */
 export function settings(): Record<string, unknown> {
@@ -72,6 +75,79 @@ function onStatus(st: meter.Status) {
   }
   session = st.session;
   render(st);
+  chat?.post({ type: 'status', status: st });
+}
+
+/** refreshChat redraws the chat from the session's history (compacted originals included). */
+async function refreshChat() {
+  const model = String((settings().provider as { model?: string } | undefined)?.model || '');
+  if (!client) {
+    chat.post({ type: 'session', messages: [], uncertain: [], model, running: false });
+    return;
+  }
+  if (!session && !lastStatus) {
+    chat.post({ type: 'session', messages: [], uncertain: [], model, title: 'no session yet', running: !!turn });
+    return;
+  }
+  if (turn) {
+    return; // the turn streams; the chat is redrawn when it ends
+  }
+  try {
+    const res = await client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[]; uncertainCalls: string[] }>(
+      'alisio/session', { session: session ?? lastStatus?.session, includeCompacted: true });
+    chat.post({ type: 'session', messages: res.messages, uncertain: res.uncertainCalls || [], status: lastStatus, model,
+      title: res.session.title || res.session.id, running: false });
+  } catch (e) {
+    output.error(`alisio/session: ${(e as Error).message}`);
+  }
+}
+
+/** runTurn sends text to the agent; the chat shows the turn as it streams. */
+async function runTurn(text: string) {
+  if (turn) {
+    void vscode.window.showWarningMessage('Alisio: a turn is already running; wait for it or press Stop.');
+    return;
+  }
+  turn = new vscode.CancellationTokenSource();
+  chat.post({ type: 'turn', text });
+  agentOutput.appendLine(`\n# ${text}`);
+  const res = await request<{ session: string; reply: string; cut: boolean }>('alisio/prompt', { session, text }, turn.token,
+    (message) => chat.post({ type: 'done', error: message }));
+  const stopped = turn.token.isCancellationRequested;
+  turn.dispose();
+  turn = undefined;
+  if (res) {
+    session = res.session;
+    agentOutput.appendLine(`\n---\n${res.reply}${res.cut ? '\n(the reply was cut by limits.maxOutputTokens)' : ''}`);
+    chat.post({ type: 'done' });
+  } else if (stopped) {
+    chat.post({ type: 'done', error: 'The turn was stopped. What it did is kept; the next prompt continues.' });
+  }
+  await refreshChat();
+}
+
+async function onChatAction(a: ChatAction) {
+  switch (a.type) {
+    case 'ready':
+      return refreshChat();
+    case 'send':
+      return runTurn(a.text);
+    case 'stop':
+      turn?.cancel();
+      return;
+    case 'compact':
+      await vscode.commands.executeCommand('alisio.compact');
+      return refreshChat();
+    case 'recover':
+      await vscode.commands.executeCommand('alisio.recover');
+      return refreshChat();
+    case 'switch':
+      await vscode.commands.executeCommand('alisio.switchSession');
+      return refreshChat();
+    case 'new':
+      await vscode.commands.executeCommand('alisio.newSession');
+      return refreshChat();
+  }
 }
 
 let lastStatus: meter.Status | undefined;
@@ -126,13 +202,16 @@ function onEvent(ev: meter.AlisioEvent) {
     case 'delta':
       if (ev.text) {
         agentOutput.append(String(ev.text));
+        chat.post({ type: 'delta', text: ev.text });
       }
       return;
     case 'tool_call':
       agentOutput.appendLine(`\n→ ${ev.name} ${ev.arguments}`);
+      chat.post({ type: 'tool_call', id: ev.id, name: ev.name, arguments: ev.arguments });
       return;
     case 'tool_result':
       agentOutput.appendLine(`← ${ev.name}${ev.isError ? ' (failed)' : ''}, ${ev.chars} chars`);
+      chat.post({ type: 'tool_result', id: ev.id, isError: ev.isError, chars: ev.chars });
       return;
   }
   const msg = meter.eventMessage(ev);
@@ -152,16 +231,22 @@ function onEvent(ev: meter.AlisioEvent) {
   }
 }
 
-async function request<T>(method: string, params: Record<string, unknown>): Promise<T | undefined> {
+/** request sends a request to the server; a failure is shown to the user (and to onError, when given) with what
+ * to do, and gives undefined. A request cancelled through token is not a failure. */
+async function request<T>(method: string, params: Record<string, unknown>, token?: vscode.CancellationToken, onError?: (message: string) => void): Promise<T | undefined> {
   if (!client) {
     void vscode.window.showErrorMessage('Alisio: the server is not running (Alisio: Show Logs, Alisio: Restart Server).');
     return undefined;
   }
   try {
-    return await client.sendRequest<T>(method, params);
+    return token ? await client.sendRequest<T>(method, params, token) : await client.sendRequest<T>(method, params);
   } catch (e) {
     const err = e as { message?: string; code?: number };
+    if (token?.isCancellationRequested) {
+      return undefined;
+    }
     output.error(`${method}: ${err.message || e}`);
+    onError?.(err.message || String(e));
     const actions = /Context budget exceeded/.test(err.message || '') ? ['Alisio: Compact', 'Alisio: New Session'] : [];
     const choice = await vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...actions);
     if (choice === 'Alisio: Compact') {
@@ -207,6 +292,7 @@ async function startClient(context: vscode.ExtensionContext) {
   await client.start();
   context.subscriptions.push(client);
   render(undefined); // the meter shows from the start: "Alisio –" until the workspace has a session
+  void refreshChat();
 }
 
 export async function activate(context: vscode.ExtensionContext) {
@@ -214,6 +300,8 @@ export async function activate(context: vscode.ExtensionContext) {
   agentOutput = vscode.window.createOutputChannel('Alisio: Agent');
   item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   item.command = 'alisio.menu';
+  chat = new ChatView(context.extensionUri, (a) => void onChatAction(a));
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider('alisio.chat', chat));
   context.subscriptions.push(output, agentOutput, item, docsChanged,
     vscode.workspace.registerTextDocumentContentProvider('alisio', { onDidChange: docsChanged.event, provideTextDocumentContent: (uri) => docs.get(uri.path) ?? '' }));
   const register = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
@@ -249,18 +337,20 @@ export async function activate(context: vscode.ExtensionContext) {
     }
     await refreshStatus();
   });
+  register('alisio.openChat', async () => {
+    try {
+      await vscode.commands.executeCommand('alisio.chat.focus');
+    } catch {
+      chat.openPanel(); // VS Code before 1.104: no secondary side bar view, an editor tab instead
+    }
+  });
   register('alisio.prompt', async (textArg?: unknown) => {
     const text = typeof textArg === 'string' ? textArg : await vscode.window.showInputBox({ prompt: 'Alisio: prompt' });
     if (!text) {
       return;
     }
-    agentOutput.show(true);
-    agentOutput.appendLine(`\n# ${text}`);
-    const res = await request<{ session: string; reply: string; cut: boolean }>('alisio/prompt', { session, text });
-    if (res) {
-      session = res.session;
-      agentOutput.appendLine(`\n---\n${res.reply}${res.cut ? '\n(the reply was cut by limits.maxOutputTokens)' : ''}`);
-    }
+    await vscode.commands.executeCommand('alisio.openChat');
+    await runTurn(text);
   });
   register('alisio.newSession', async () => {
     const title = await vscode.window.showInputBox({ prompt: 'Alisio: title of the new session' });
@@ -276,7 +366,7 @@ export async function activate(context: vscode.ExtensionContext) {
   register('alisio.menu', async () => {
     const items = [
       { label: '$(fold) Compact', description: 'summarize the older conversation now', command: 'alisio.compact' },
-      { label: '$(comment-discussion) Prompt', description: 'send a prompt to the agent', command: 'alisio.prompt' },
+      { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
       { label: '$(graph) Show Context', description: 'what fills the context', command: 'alisio.showContext' },
       { label: '$(bookmark) Show Checkpoint', command: 'alisio.showCheckpoint' },
       { label: '$(list-selection) Switch Session', command: 'alisio.switchSession' },

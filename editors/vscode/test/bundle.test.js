@@ -9,7 +9,7 @@ const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { create } = require('./fake-vscode.js');
+const { create, webviewView } = require('./fake-vscode.js');
 
 const BIN = process.env.ALISIO_BIN;
 const PROVIDER = process.env.ALISIO_TESTPROVIDER;
@@ -63,7 +63,7 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
   const answers = { inputBox: 'parser' };
   const { vscode, shown, statusItem, commands } = create(settings, ws, answers);
   const ext = loadExtension(vscode);
-  const context = { subscriptions: [], extensionPath: path.join(__dirname, '..') };
+  const context = { subscriptions: [], extensionPath: path.join(__dirname, '..'), extensionUri: vscode.Uri.file(path.join(__dirname, '..')) };
   try {
     await ext.activate(context);
     assert.ok(commands.has('alisio.compact') && commands.has('alisio.showContext'));
@@ -71,8 +71,27 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.ok(statusItem.visible && statusItem.text === '$(pulse) Alisio –' && statusItem.command === 'alisio.menu', statusItem.text);
     await vscode.commands.executeCommand('alisio.showCheckpoint');
     assert.match(shown.info.at(-1), /no session in this workspace yet, so no checkpoint/);
-    await vscode.commands.executeCommand('alisio.prompt', 'run the build and say hello');
+    // The chat view: a strict CSP page; it asks for the session when ready, then runs a turn sent from it.
+    const view = webviewView();
+    shown.viewProviders['alisio.chat'].resolveWebviewView(view);
+    assert.match(view.webview.html, /Content-Security-Policy" content="default-src 'none'; style-src vscode-webview:\/\/fake; img-src vscode-webview:\/\/fake data:; script-src 'nonce-[A-Za-z0-9+/=]+';"/);
+    assert.doesNotMatch(view.webview.html, /unsafe-inline|unsafe-eval/);
+    assert.ok(view.webview.options.enableScripts);
+    view.send({ type: 'ready' });
+    await until('the empty session in the chat', () => view.posted.find((m) => m.type === 'session'));
+    view.send({ type: 'send', text: 'run the build and say hello' });
+    await until('the turn to end in the chat', () => view.posted.find((m) => m.type === 'done') && view.posted.filter((m) => m.type === 'session').length >= 2);
+    const types = view.posted.map((m) => m.type);
+    for (const t of ['turn', 'tool_call', 'tool_result', 'delta', 'done']) {
+      assert.ok(types.includes(t), `the chat did not get ${t}: ${types}`);
+    }
+    assert.ok(types.indexOf('turn') < types.indexOf('tool_call') && types.indexOf('tool_call') < types.lastIndexOf('delta'), types.join(','));
+    const last = view.posted.filter((m) => m.type === 'session').at(-1);
+    assert.deepStrictEqual(last.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
+    assert.strictEqual(view.posted.find((m) => m.type === 'tool_result').chars, 6012);
     assert.match(shown.outputs['Alisio: Agent'], /→ run_command[\s\S]*hello from the test provider/);
+    // The turn went to the chat as it streamed.
+    assert.ok(view.posted.find((m) => m.type === 'delta' && /hello/.test(m.text)));
     // The meter of the finished turn: the prompt, the call, its 6000-char result and the reply.
     const before = await until('the meter of the whole turn', () => statusItem.tooltip && statusItem.tooltip.value.includes('(4 messages)') && statusItem.text);
     assert.ok(statusItem.visible && statusItem.tooltip.value.includes('tokens') && statusItem.tooltip.isTrusted);

@@ -24,12 +24,25 @@ class CancellationTokenSource {
 class Uri {
   constructor(scheme, fsPath) { this.scheme = scheme; this.fsPath = fsPath; this.path = fsPath; this.authority = ''; this.query = ''; this.fragment = ''; }
   static file(p) { return new Uri('file', p); }
+  static joinPath(u, ...parts) { return new Uri(u.scheme, require('node:path').join(u.fsPath, ...parts)); }
   static parse(s) { const u = new URL(s); return new Uri(u.protocol.replace(':', ''), decodeURIComponent(u.pathname)); }
   get path() { return this.fsPath; }
   set path(v) { this.fsPath = v; }
   toString() { return `${this.scheme}://${encodeURI(this.fsPath)}`; }
   with() { return this; }
   toJSON() { return { scheme: this.scheme, path: this.fsPath }; }
+}
+
+/** A webview view as VS Code gives a provider: what the extension posts is recorded; send() plays the page. */
+function webviewView() {
+  const posted = [];
+  let receive = () => {};
+  const webview = {
+    options: {}, html: '', cspSource: 'vscode-webview://fake',
+    asWebviewUri: (u) => u, postMessage: async (m) => { posted.push(m); return true; },
+    onDidReceiveMessage: (fn) => { receive = fn; return new Disposable(); },
+  };
+  return { webview, posted, send: (m) => receive(m), onDidDispose: () => new Disposable(), visible: true, onDidChangeVisibility: () => new Disposable() };
 }
 
 class MarkdownString { constructor(value, supportThemeIcons) { this.value = value; this.supportThemeIcons = supportThemeIcons; this.isTrusted = false; } }
@@ -50,7 +63,7 @@ function noop() {
 }
 
 function create(settings, root, answers) {
-  const shown = { info: [], warning: [], error: [], documents: [], statusBar: [], outputs: {} };
+  const shown = { info: [], warning: [], error: [], documents: [], statusBar: [], outputs: {}, viewProviders: {} };
   const commands = new Map();
   const providers = new Map();
   const statusItem = { text: '', tooltip: undefined, backgroundColor: undefined, command: undefined, visible: false, show() { this.visible = true; shown.statusBar.push(this.text); }, hide() { this.visible = false; }, dispose() {} };
@@ -99,6 +112,7 @@ function create(settings, root, answers) {
       activeTextEditor: undefined, visibleTextEditors: [], tabGroups: noop(),
       onDidChangeActiveTextEditor: () => new Disposable(), onDidChangeVisibleTextEditors: () => new Disposable(),
       createWebviewPanel: noop(), registerUriHandler: () => new Disposable(),
+      registerWebviewViewProvider: (id, provider) => { shown.viewProviders[id] = provider; return new Disposable(); },
     },
     workspace: {
       workspaceFolders: [workspaceFolder],
@@ -134,4 +148,4 @@ function create(settings, root, answers) {
   return { vscode: new Proxy(vscode, { get: (t, p) => (p in t ? t[p] : noop()) }), shown, statusItem, commands };
 }
 
-module.exports = { create };
+module.exports = { create, webviewView };

@@ -1,0 +1,140 @@
+// The Alisio chat view's HTML, as pure functions of alisio-lsp's payloads (docs/protocol.md): the webview
+// script (media/chat.js) calls them, and the unit tests run them under Node. Everything that comes from the
+// session is escaped; markdown is rendered by markdown-it with raw HTML off.
+import MarkdownIt from 'markdown-it';
+import { fraction, human, Status } from './meter';
+
+const md = new MarkdownIt({ html: false, linkify: false, breaks: true });
+
+/** esc escapes text for HTML (content and attribute values). */
+export function esc(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** markdown renders text as HTML, raw HTML escaped. */
+export function markdown(text: string): string {
+  return md.render(text);
+}
+
+/** A message of alisio/session with includeCompacted. */
+export interface ChatMessage {
+  id?: string;
+  role: string;
+  text?: string;
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  toolCallId?: string;
+  toolName?: string;
+  isError?: boolean;
+  summary?: boolean;
+  partial?: boolean;
+  compacted?: boolean;
+}
+
+function chars(s: string | undefined): number {
+  return [...(s || '')].length;
+}
+
+/** argSummary is a tool call's arguments in one short line: its command, path or pattern, else the raw text. */
+export function argSummary(args: string): string {
+  let s = args || '';
+  try {
+    const o = JSON.parse(args);
+    for (const k of ['command', 'path', 'pattern', 'query', 'url']) {
+      if (typeof o?.[k] === 'string') {
+        s = o[k];
+        break;
+      }
+    }
+  } catch {
+    // not JSON: the raw text
+  }
+  s = s.replace(/\s+/g, ' ');
+  return [...s].length > 80 ? [...s].slice(0, 79).join('') + '…' : s;
+}
+
+/** A tool call's result: its text (from the session) or only its size (while a turn streams). */
+export interface ToolResult {
+  text?: string;
+  isError?: boolean;
+  chars?: number;
+}
+
+/** toolCall is one tool call as one line (tool, what it ran, result size; errors in red, uncertain calls
+ * marked with the Recover action) that expands to its arguments and result. */
+export function toolCall(call: { id: string; name: string; arguments: string }, result: ToolResult | undefined, uncertain: boolean): string {
+  let size: string, cls = 'tool';
+  if (uncertain) {
+    size = '<span class="warn">⚠ outcome unknown (a crash cut it off)</span> <button data-action="recover">Recover</button>';
+    cls += ' uncertain';
+  } else if (!result) {
+    size = '<span class="running">running…</span>';
+  } else if (result.isError) {
+    size = `<span class="error">✗ failed · ${human(result.chars ?? chars(result.text))} chars</span>`;
+    cls += ' failed';
+  } else {
+    size = `${human(result.chars ?? chars(result.text))} chars`;
+  }
+  return `<details class="${cls}"><summary><span class="tool-name">${esc(call.name)}</span> <code>${esc(argSummary(call.arguments))}</code> · ${size}</summary>` +
+    `<div class="tool-body"><div class="label">arguments</div><pre>${esc(call.arguments)}</pre>` +
+    (result?.text !== undefined ? `<div class="label">result</div><pre>${esc(result.text)}</pre>` : '') + '</div></details>';
+}
+
+function bubble(role: 'user' | 'assistant', inner: string): string {
+  return `<div class="msg ${role}"><div class="who">${role === 'user' ? 'You' : 'Alisio'}</div>${inner}</div>`;
+}
+
+/** conversation renders the session: its messages (the compacted originals gathered behind the checkpoint's
+ * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked. */
+export function conversation(messages: ChatMessage[], uncertain: string[]): string {
+  const results = new Map<string, ChatMessage>();
+  for (const m of messages) {
+    if (m.role === 'tool' && m.toolCallId) {
+      results.set(m.toolCallId, m);
+    }
+  }
+  const open = new Set(uncertain);
+  const render = (list: ChatMessage[]) => list.map((m) => {
+    if (m.role === 'user' && !m.summary) {
+      return bubble('user', markdown(m.text || ''));
+    }
+    if (m.role === 'assistant') {
+      const calls = (m.toolCalls || []).map((c) => toolCall(c, open.has(c.id) ? undefined : results.get(c.id), open.has(c.id))).join('');
+      return bubble('assistant', (m.text ? markdown(m.text) : '') + calls);
+    }
+    return '';
+  }).join('');
+  const originals = messages.filter((m) => m.compacted);
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m.summary && !m.compacted) {
+      const before = originals.reduce((n, o) => n + chars(o.text), 0);
+      out.push(`<details class="boundary${m.partial ? ' partial' : ''}"><summary>${originals.length} messages compacted into a checkpoint, ` +
+        `${human(before)} → ${human(chars(m.text))} chars${m.partial ? ' · <span class="warn">partial checkpoint</span>' : ''}</summary>` +
+        `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(m.text || '')}</details>` +
+        `<details class="originals"><summary>The ${originals.length} compacted originals (kept in the store)</summary>${render(originals)}</details></details>`);
+    } else if (!m.compacted) {
+      out.push(render([m]));
+    }
+  }
+  if (uncertain.length > 0) {
+    out.push(`<div class="notice warn">⚠ ${uncertain.length} tool call(s) were cut off by a crash; their outcome is unknown. <button data-action="recover">Recover</button></div>`);
+  }
+  return out.join('') || '<div class="empty">No messages yet. Ask the agent below: Enter sends, Shift+Enter starts a new line.</div>';
+}
+
+/** header is the meter as a bar (the numbers of the status bar item), the model and window, and the actions. */
+export function header(st: Status | undefined, model: string, title: string): string {
+  const actions = '<button data-action="compact" title="Compact now, with a focus">Compact</button>' +
+    '<button data-action="switch" title="Switch session">Sessions</button><button data-action="new" title="New session">New</button>';
+  if (!st) {
+    return `<div class="meter"><div class="bar"><div class="fill" data-pct="0"></div></div><span class="pct">–</span></div>` +
+      `<div class="meta">${esc(model || 'no model configured')} · no session yet</div><div class="actions">${actions}</div>`;
+  }
+  const pct = Math.round(fraction(st) * 100);
+  const level = st.overHardLimit || (st.uncertainCalls?.length ?? 0) > 0 ? 'error' : pct >= 75 ? 'warning' : 'ok';
+  const windowText = st.window && !(st.windowSource || '').startsWith('maxContextChars') ? `${human(st.window)}-token window` : 'window unknown';
+  return `<div class="meter ${level}"><div class="bar"><div class="fill" data-pct="${Math.min(pct, 100)}"></div></div>` +
+    `<span class="pct">${st.overHardLimit ? 'over limit' : pct + '%'}</span></div>` +
+    `<div class="meta">${esc(title)} · ${esc(model || '?')} · ${windowText} · ${human(st.usedChars)} of ${human(st.hardLimit)} chars</div>` +
+    `<div class="actions">${actions}</div>`;
+}

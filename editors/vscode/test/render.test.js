@@ -1,0 +1,59 @@
+// Unit tests of the chat view's HTML (dist/render.js, built from src/render.ts; no VS Code needed).
+const test = require('node:test');
+const assert = require('node:assert');
+const render = require('../dist/render.js');
+
+const status = {
+  session: 's1', messages: 42, usedChars: 61234, instructionsChars: 512, transcriptChars: 60722, toolsChars: 1891,
+  hardLimit: 800000, estimatedTokens: 15717, window: 128000, windowSource: 'models', threshold: 0.85, windowFraction: 0.14,
+  charsFraction: 0.09, nextAction: 'none', auto: true, overHardLimit: false, lastCheckpointPartial: false, uncertainCalls: [], compacting: false,
+};
+
+test('everything from the session is escaped: markdown renders, HTML does not', () => {
+  const html = render.conversation([
+    { role: 'user', text: '<script>alert(1)</script> and **bold** <img src=x onerror=alert(2)>' },
+    { role: 'assistant', text: '[x](javascript:alert(3))', toolCalls: [{ id: 'c1', name: '<b>evil</b>', arguments: '{"command":"echo \\"<i>\\""}' }] },
+    { role: 'tool', toolCallId: 'c1', text: '</pre><script>alert(4)</script>' },
+  ], []);
+  assert.doesNotMatch(html, /<script|<img|<b>evil|<i>|href="javascript/i);
+  assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  assert.match(html, /<strong>bold<\/strong>/);
+  assert.match(html, /&lt;\/pre&gt;&lt;script&gt;/);
+});
+
+test('a tool call is one line (tool, what it ran, result size; failures in red) that expands to arguments and result', () => {
+  const html = render.conversation([
+    { role: 'user', text: 'build it' },
+    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"make   test"}' }, { id: 'c2', name: 'read_file', arguments: '{"path":"main.go"}' }] },
+    { role: 'tool', toolCallId: 'c1', text: 'x'.repeat(1500), isError: true },
+    { role: 'tool', toolCallId: 'c2', text: 'package main' },
+    { role: 'assistant', text: 'Done.' },
+  ], []);
+  assert.match(html, /<summary><span class="tool-name">run_command<\/span> <code>make test<\/code> · <span class="error">✗ failed · 2k chars<\/span><\/summary>/);
+  assert.match(html, /<summary><span class="tool-name">read_file<\/span> <code>main.go<\/code> · 12 chars<\/summary>/);
+  assert.match(html, /<div class="label">arguments<\/div><pre>\{&quot;command&quot;:&quot;make   test&quot;\}<\/pre>/);
+  assert.strictEqual((html.match(/class="msg user"/g) || []).length, 1);
+});
+
+test('the compaction boundary says what it replaced and expands to the checkpoint and the originals; uncertain calls offer Recover', () => {
+  const html = render.conversation([
+    { role: 'user', text: 'a'.repeat(60000), compacted: true },
+    { role: 'assistant', text: 'b'.repeat(60000), compacted: true },
+    { role: 'user', text: '[Checkpoint] goal: fix the parser', summary: true, partial: true },
+    { role: 'user', text: 'deploy' },
+    { role: 'assistant', toolCalls: [{ id: 'call_deploy', name: 'run_command', arguments: '{"command":"make deploy"}' }] },
+  ], ['call_deploy']);
+  assert.match(html, /2 messages compacted into a checkpoint, 120k → 33 chars · <span class="warn">partial checkpoint<\/span>/);
+  assert.match(html, /<details class="checkpoint" open><summary>Checkpoint<\/summary><p>\[Checkpoint\] goal: fix the parser<\/p>/);
+  assert.match(html, /The 2 compacted originals \(kept in the store\)/);
+  assert.match(html, /outcome unknown[\s\S]*data-action="recover"/);
+  assert.ok(html.indexOf('compacted into a checkpoint') < html.indexOf('deploy'));
+});
+
+test('the header shows the numbers of the status bar item, the model and the window; over the limit it says so', () => {
+  assert.match(render.header(status, 'qwen2.5-coder', 'fix the parser'), /data-pct="14"[\s\S]*14%[\s\S]*fix the parser · qwen2.5-coder · 128k-token window · 61k of 800k chars[\s\S]*data-action="compact"/);
+  assert.match(render.header({ ...status, overHardLimit: true }, 'm', 't'), /class="meter error"[\s\S]*over limit/);
+  assert.match(render.header({ ...status, windowSource: 'maxContextChars' }, 'm', 't'), /window unknown/);
+  assert.match(render.header(undefined, '', ''), /no model configured · no session yet/);
+  assert.match(render.header(status, '<b>', '<i>'), /&lt;i&gt; · &lt;b&gt;/);
+});

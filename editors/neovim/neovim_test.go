@@ -257,6 +257,9 @@ func TestNeovim_Chat(t *testing.T) {
 	if !strings.Contains(after, "compacted into a checkpoint") || !strings.Contains(after, "### Checkpoint") || !strings.Contains(after, "The compacted originals") {
 		t.Errorf("the chat after :AlisioCompact:\n%s", after)
 	}
+	if b, k := strings.Index(after, "compacted into a checkpoint"), strings.LastIndex(after, "take your time"); b < 0 || k < b {
+		t.Errorf("the boundary must head the conversation, before the kept turn:\n%s", after)
+	}
 	if folds, _ := res["folds_after_compact"].([]any); len(folds) < 1 {
 		t.Errorf("folds after the compaction: %v", res["folds_after_compact"])
 	}

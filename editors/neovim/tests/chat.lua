@@ -70,6 +70,7 @@ vim.api.nvim_set_current_win(vim.fn.bufwinid(chatbuf))
 vim.api.nvim_feedkeys('q', 'x', false)
 H.record('chat_closed', vim.fn.bufwinid(chatbuf) == -1)
 -- The server stops: the meter goes; :AlisioRestart brings it back.
+H.wait(5000, function() return alisio.statusline():find('alisio %d+%%') ~= nil end, 'the meter after the compaction')
 H.record('before_stop', alisio.statusline())
 vim.lsp.get_client_by_id(alisio.client_id()).stop()
 H.wait(5000, function() return alisio.client_id() == nil end, 'the client to stop')

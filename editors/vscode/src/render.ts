@@ -103,19 +103,19 @@ export function conversation(messages: ChatMessage[], uncertain: string[]): stri
     }
     return '';
   }).join('');
+  // The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
+  // the history: its boundary comes first, over the originals it replaced.
   const originals = messages.filter((m) => m.compacted);
   const out: string[] = [];
-  for (const m of messages) {
-    if (m.summary && !m.compacted) {
-      const before = originals.reduce((n, o) => n + chars(o.text), 0);
-      out.push(`<details class="boundary${m.partial ? ' partial' : ''}"><summary>${originals.length} messages compacted into a checkpoint, ` +
-        `${human(before)} → ${human(chars(m.text))} chars${m.partial ? ' · <span class="warn">partial checkpoint</span>' : ''}</summary>` +
-        `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(m.text || '')}</details>` +
-        `<details class="originals"><summary>The ${originals.length} compacted originals (kept in the store)</summary>${render(originals)}</details></details>`);
-    } else if (!m.compacted) {
-      out.push(render([m]));
-    }
+  const live = messages.find((m) => m.summary && !m.compacted);
+  if (live) {
+    const before = originals.reduce((n, o) => n + chars(o.text), 0);
+    out.push(`<details class="boundary${live.partial ? ' partial' : ''}"><summary>${originals.length} messages compacted into a checkpoint, ` +
+      `${human(before)} → ${human(chars(live.text))} chars${live.partial ? ' · <span class="warn">partial checkpoint</span>' : ''}</summary>` +
+      `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(live.text || '')}</details>` +
+      `<details class="originals"><summary>The ${originals.length} compacted originals (kept in the store)</summary>${render(originals)}</details></details>`);
   }
+  out.push(render(messages.filter((m) => !m.compacted && !m.summary)));
   if (uncertain.length > 0) {
     out.push(`<div class="notice warn">⚠ ${uncertain.length} tool call(s) were cut off by a crash; their outcome is unknown. <button data-action="recover">Recover</button></div>`);
   }

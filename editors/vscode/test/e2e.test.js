@@ -55,7 +55,10 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
 
   // The local test provider, and a session of this workspace with a large tool output to compact.
   const script = path.join(tmp, 'script.json');
-  fs.writeFileSync(script, JSON.stringify({ replies: [] }));
+  fs.writeFileSync(script, JSON.stringify({ replies: [
+    { toolCalls: [{ id: 'call_t', name: 'run_command', arguments: JSON.stringify({ command: 'echo "ok  parser 0.2s"; exit 1' }) }] },
+    { text: 'The parser tests **fail**:\n\n- `TestParse` exits 1\n- the fix is in `parser.go`' },
+  ] }));
   const provider = spawn(PROVIDER, ['--script', script]);
   const url = await new Promise((resolve) => provider.stdout.once('data', (d) => resolve(String(d).trim())));
   const transcript = path.join(tmp, 'session.json');
@@ -115,6 +118,36 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await statusbar.screenshot({ path: shot('vscode-statusbar-after-compact.png') });
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
     assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
+
+    // The chat view in the secondary side bar: the compaction boundary, then a turn typed in it.
+    await page.keyboard.press('F1');
+    await until('the command palette', async () => input.isVisible());
+    await input.fill('>Alisio: Open Chat');
+    await until('Open Chat in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Alisio: Open Chat' }).count()) > 0);
+    await page.keyboard.press('Enter');
+    const view = page.frameLocator('iframe.webview').frameLocator('#active-frame') // webviews float over the workbench, outside their part;
+    await until('the chat with the compaction boundary', async () => (await view.locator('details.boundary').count()) > 0, 60000);
+    assert.match(await view.locator('details.boundary > summary').innerText(), /messages compacted into a checkpoint, .* → .* chars/);
+    assert.match(await view.locator('#header .meta').innerText(), /alisio-test · .* of .* chars/);
+    await view.locator('#input').fill('run the parser tests');
+    await view.locator('#input').press('Enter');
+    await until('the reply in the chat', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0 && !(await view.locator('#stop').isVisible()), 60000);
+    const toolLine = await view.locator('details.tool > summary').last().innerText();
+    assert.match(toolLine, /run_command echo "ok parser 0.2s"; exit 1 · \d+ chars/);
+    assert.strictEqual(await view.locator('.msg.assistant strong', { hasText: 'fail' }).count(), 1, 'markdown rendered');
+    await view.locator('details.tool > summary').last().click();
+    await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat.png') });
+    await view.locator('details.boundary > summary').click();
+    await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat-boundary.png') });
+    // Hidden and shown again, it shows the same conversation.
+    await page.keyboard.press('Control+Alt+B');
+    await page.keyboard.press('Control+Alt+B');
+    await until('the chat after hide and show', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0, 30000);
+  } catch (e) {
+    // What the page showed when it failed, for the one who reads the failure.
+    const pages = browser.contexts().flatMap((c) => c.pages());
+    if (pages[0]) await pages[0].screenshot({ path: shot('e2e-failure.png') }).catch(() => {});
+    throw e;
   } finally {
     await browser.close();
     server.kill();

@@ -39,8 +39,8 @@ test('the compaction boundary says what it replaced and expands to the checkpoin
   const html = render.conversation([
     { role: 'user', text: 'a'.repeat(60000), compacted: true },
     { role: 'assistant', text: 'b'.repeat(60000), compacted: true },
-    { role: 'user', text: '[Checkpoint] goal: fix the parser', summary: true, partial: true },
     { role: 'user', text: 'deploy' },
+    { role: 'user', text: '[Checkpoint] goal: fix the parser', summary: true, partial: true }, // written after: history order
     { role: 'assistant', toolCalls: [{ id: 'call_deploy', name: 'run_command', arguments: '{"command":"make deploy"}' }] },
   ], ['call_deploy']);
   assert.match(html, /2 messages compacted into a checkpoint, 120k → 33 chars · <span class="warn">partial checkpoint<\/span>/);

@@ -119,21 +119,26 @@ function M.render(messages, uncertain)
   for _, m in ipairs(originals) do
     compactedChars = compactedChars + chars(m.text)
   end
+  -- The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
+  -- the history: its boundary comes first, over the originals it replaced.
   for _, m in ipairs(messages) do
-    if m.summary then
+    if m.summary and not m.compacted then
       table.insert(lines, string.format('── %d messages compacted into a checkpoint, %s → %s chars%s ──', #originals,
         human(compactedChars), human(chars(m.text)), m.partial and ' · partial checkpoint' or ''))
       local first = #lines + 1
       add({ '### Checkpoint' .. (m.partial and ' (partial: raise compaction.maxOutputTokens for complete ones)' or ''), '' })
       add(split(m.text))
       add({ '', '### The compacted originals (kept in the store)', '' })
-      last = nil
       for _, o in ipairs(originals) do
         message(o, '#')
       end
       table.insert(folds, { first, #lines })
       add({ '' })
-    elseif not m.compacted then
+      last = nil
+    end
+  end
+  for _, m in ipairs(messages) do
+    if not m.compacted and not m.summary then
       message(m, '')
     end
   end

@@ -44,7 +44,7 @@ func (e *BudgetError) Error() string {
 			e.Window, e.Reserve, e.ToolsChars)
 	}
 	return fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit %d). Automatic compaction %s. %s"+
-		"To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers.",
+		"To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers (Alisio: Show Tools / :AlisioTools).",
 		e.Chars, e.Limit, e.Compaction, window)
 }
 

@@ -91,7 +91,7 @@ func TestPrepare_F1Variants(t *testing.T) {
 	// One turn, no safe boundary before its end: a single huge user message and an answer.
 	noBoundary := []transcript.Message{user(huge), asst(huge)}
 	normal := []transcript.Message{user(huge), asst(huge), user("next"), asst("ok")}
-	const tail = "To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers."
+	const tail = "To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers (Alisio: Show Tools / :AlisioTools)."
 	for _, tc := range []struct {
 		name  string
 		view  []transcript.Message

@@ -276,3 +276,22 @@ func TestNeovim_Chat(t *testing.T) {
 		t.Errorf("statusline after :AlisioRestart: %q", res["after_restart"])
 	}
 }
+
+// TestNeovim_Tools: :AlisioTools shows each tool source with its count, size and problem; picking an MCP
+// server disables it in the client's settings, and the server drops it from the catalog at once.
+func TestNeovim_Tools(t *testing.T) {
+	ws, data := workspace(t)
+	r := nvim(t, "tools.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
+	offered := lines(r.Results["offered"])
+	for _, want := range []string{"built-in: 6 tools", "MCP server docs: 0 tools", "docs-mcp", "tool catalog:"} {
+		if !strings.Contains(offered, want) {
+			t.Errorf(":AlisioTools lacks %q:\n%s", want, offered)
+		}
+	}
+	if r.Results["disabled"] != true {
+		t.Errorf("the setting was not changed: %v", r.Results["disabled"])
+	}
+	if after := lines(r.Results["sources_after"]); strings.Contains(after, "docs") {
+		t.Errorf("the disabled server is still a source: %s", after)
+	}
+}

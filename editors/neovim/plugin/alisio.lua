@@ -32,3 +32,6 @@ end, { desc = 'Open the Alisio chat: the conversation, and an input to prompt th
 cmd('AlisioRestart', function()
   require('alisio').restart()
 end, { desc = 'Restart alisio-lsp' })
+cmd('AlisioTools', function()
+  require('alisio').tools()
+end, { desc = 'Alisio tool sources: MCP servers and plugins, on or off' })

@@ -368,6 +368,7 @@ export async function activate(context: vscode.ExtensionContext) {
       { label: '$(fold) Compact', description: 'summarize the older conversation now', command: 'alisio.compact' },
       { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
       { label: '$(graph) Show Context', description: 'what fills the context', command: 'alisio.showContext' },
+      { label: '$(tools) Show Tools', description: 'tool sources, MCP servers and plugins: turn them on or off', command: 'alisio.showTools' },
       { label: '$(bookmark) Show Checkpoint', command: 'alisio.showCheckpoint' },
       { label: '$(list-selection) Switch Session', command: 'alisio.switchSession' },
       { label: '$(add) New Session', command: 'alisio.newSession' },
@@ -425,6 +426,28 @@ export async function activate(context: vscode.ExtensionContext) {
     const sess = await request<{ messages: meter.Message[] }>('alisio/session', { session: st.session });
     const tools = await request<{ sources: { source: string; chars: number; count: number }[] }>('alisio/tools', {});
     await showDoc('context.md', meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []));
+  });
+  register('alisio.showTools', async () => {
+    const d = await request<meter.ToolsDescription>('alisio/tools', {});
+    if (!d) {
+      return;
+    }
+    const cfg = vscode.workspace.getConfiguration('alisio');
+    const servers = cfg.get<Record<string, { disabled?: boolean }>>('mcpServers') || {};
+    const plugins = cfg.get<{ name: string; disabled?: boolean }[]>('plugins') || [];
+    const pick = await vscode.window.showQuickPick(meter.toolsItems(d, servers, plugins), { placeHolder: 'Alisio: tool sources (pick an MCP server or a plugin to turn it on or off)', matchOnDetail: true });
+    if (!pick?.toggle) {
+      return;
+    }
+    const { kind, name, disabled } = pick.toggle;
+    // Written where the setting lives (workspace or user), so that the change is the one in force; it applies live.
+    const where = cfg.inspect(kind)?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    if (kind === 'mcpServers') {
+      await cfg.update('mcpServers', { ...servers, [name]: { ...servers[name], disabled: !disabled } }, where);
+    } else {
+      await cfg.update('plugins', plugins.map((p) => (p.name === name ? { ...p, disabled: !disabled } : p)), where);
+    }
+    void vscode.window.showInformationMessage(`Alisio: ${kind === 'mcpServers' ? 'MCP server' : 'plugin'} ${name} ${disabled ? 'enabled' : 'disabled'}; it applies from the next model call.`);
   });
   register('alisio.restartServer', async () => {
     if (client) {

@@ -219,3 +219,46 @@ export function contextBreakdown(st: Status, messages: Message[], sources: { sou
     `Closest to firing: ${closestRule(st)}.`, '', 'Disable unneeded MCP servers or plugins (alisio.mcpServers, alisio.plugins) to shrink the tool catalog.');
   return lines.join('\n');
 }
+
+/** The alisio/tools payload. */
+export interface ToolsDescription {
+  sources: { source: string; count: number; chars: number; tools?: string[]; problem?: string }[];
+  catalogChars: number;
+  confinement: string;
+}
+
+/** A line of Alisio: Show Tools: a tool source, and what picking it toggles (an MCP server or a plugin). */
+export interface ToolsItem {
+  label: string;
+  description: string;
+  detail?: string;
+  toggle?: { kind: 'mcpServers' | 'plugins'; name: string; disabled: boolean };
+}
+
+/** toolsItems lists the built-in tools, each MCP server and each plugin of the settings, with the tool count,
+ * catalog size and problem the server reports, enabled or not. */
+export function toolsItems(d: ToolsDescription, servers: Record<string, { disabled?: boolean }>, plugins: { name: string; disabled?: boolean }[]): ToolsItem[] {
+  const items: ToolsItem[] = [];
+  const src = new Map(d.sources.map((s) => [s.source, s]));
+  const builtin = src.get('built-in');
+  if (builtin) {
+    items.push({ label: '$(tools) built-in', description: `${builtin.count} tools · ${human(builtin.chars)} chars`, detail: (builtin.tools || []).join(', ') });
+  }
+  for (const [name, cfg] of Object.entries(servers)) {
+    const s = src.get(name);
+    const disabled = !!cfg?.disabled;
+    items.push({
+      label: `${disabled ? '$(circle-slash)' : '$(server)'} ${name}`,
+      description: disabled ? 'MCP server · disabled: pick to enable' : `MCP server · ${s?.count ?? 0} tools · ${human(s?.chars ?? 0)} chars · pick to disable`,
+      detail: s?.problem ? `$(error) ${s.problem}` : (s?.tools || []).join(', ') || undefined,
+      toggle: { kind: 'mcpServers', name, disabled },
+    });
+  }
+  for (const p of plugins) {
+    const disabled = !!p.disabled;
+    items.push({ label: `${disabled ? '$(circle-slash)' : '$(plug)'} ${p.name}`, description: `compaction plugin · ${disabled ? 'disabled: pick to enable' : 'pick to disable'}`,
+      toggle: { kind: 'plugins', name: p.name, disabled } });
+  }
+  items.push({ label: `$(info) tool catalog: ${human(d.catalogChars)} chars in every request`, description: '', detail: d.confinement });
+  return items;
+}

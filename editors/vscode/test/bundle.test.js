@@ -58,7 +58,7 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-ws-'));
   const data = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-data-'));
   fs.writeFileSync(path.join(ws, 'main.go'), 'package main\n');
-  const settings = { alisio: { serverPath: BIN, dataDir: data, limits: { maxContextChars: 20000 },
+  const settings = { alisio: { serverPath: BIN, dataDir: data, limits: { maxContextChars: 20000 }, mcpServers: { docs: { command: '/nonexistent/docs-mcp' } },
     provider: { kind: 'openai', baseURL: url, model: 'alisio-test' } } };
   const answers = { inputBox: 'parser' };
   const { vscode, shown, statusItem, commands } = create(settings, ws, answers);
@@ -105,6 +105,13 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.match(shown.documents.at(-1), /# Checkpoint[\s\S]*## Goal/);
     await vscode.commands.executeCommand('alisio.showContext');
     assert.match(shown.documents.at(-1), /checkpoint[\s\S]*tool catalog: built-in/);
+    // Alisio: Show Tools lists the MCP server with its problem; picking it disables it in the settings.
+    let offered;
+    answers.quickPick = (items) => { offered = items; return items.find((i) => i.toggle && i.toggle.name === 'docs'); };
+    await vscode.commands.executeCommand('alisio.showTools');
+    assert.match(offered.find((i) => i.label.endsWith('docs')).detail, /docs-mcp/);
+    assert.deepStrictEqual(shown.updates.at(-1), { section: 'alisio', key: 'mcpServers', value: { docs: { command: '/nonexistent/docs-mcp', disabled: true } }, target: 1 });
+    assert.match(shown.info.at(-1), /MCP server docs disabled/);
     assert.strictEqual(shown.untitled || 0, 0, 'Show Context and Show Checkpoint must open read-only documents, not Untitled tabs');
     assert.ok(shown.error.every((m) => !/alisio\/|invalid params/.test(m)), shown.error.join('\n'));
   } finally {

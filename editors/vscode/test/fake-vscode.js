@@ -63,7 +63,7 @@ function noop() {
 }
 
 function create(settings, root, answers) {
-  const shown = { info: [], warning: [], error: [], documents: [], statusBar: [], outputs: {}, viewProviders: {} };
+  const shown = { info: [], warning: [], error: [], documents: [], statusBar: [], outputs: {}, viewProviders: {}, updates: [] };
   const commands = new Map();
   const providers = new Map();
   const statusItem = { text: '', tooltip: undefined, backgroundColor: undefined, command: undefined, visible: false, show() { this.visible = true; shown.statusBar.push(this.text); }, hide() { this.visible = false; }, dispose() {} };
@@ -81,7 +81,7 @@ function create(settings, root, answers) {
   const message = (kind) => (text, ...items) => { shown[kind].push(text); return ask(kind + 'Choice')(text, ...items); };
   const getConfiguration = (section) => {
     const value = section ? settings[section] ?? {} : settings;
-    return new Proxy({ get: (key, def) => key.split('.').reduce((o, k) => (o == null ? undefined : o[k]), value) ?? def, has: () => true, update: async () => {}, inspect: () => undefined }, {
+    return new Proxy({ get: (key, def) => key.split('.').reduce((o, k) => (o == null ? undefined : o[k]), value) ?? def, has: () => true, update: async (key, value, target) => { shown.updates.push({ section, key, value, target }); }, inspect: () => undefined }, {
       ownKeys: () => Reflect.ownKeys(value).concat(['get', 'has', 'update', 'inspect']),
       getOwnPropertyDescriptor: (t, p) => (p in value ? { enumerable: true, configurable: true, value: value[p] } : Reflect.getOwnPropertyDescriptor(t, p)),
       get: (t, p) => (p in t ? t[p] : value[p]),

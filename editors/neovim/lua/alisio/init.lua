@@ -549,6 +549,63 @@ function M.sessions()
   end)
 end
 
+--- tools lists the tool sources (built-in, each MCP server, each plugin) with their tool count, catalog size and
+--- problem; picking an MCP server or a plugin turns it on or off, live (:AlisioTools).
+function M.tools()
+  request('alisio/tools', {}, function(err, d)
+    if err then
+      notify(err_message(err), levels.ERROR)
+      return
+    end
+    local settings = (state.config or M.defaults).settings
+    local src = {}
+    for _, s in ipairs(d.sources or {}) do
+      src[s.source] = s
+    end
+    local items = {}
+    if src['built-in'] then
+      table.insert(items, { text = string.format('built-in: %d tools, %s chars', src['built-in'].count, human(src['built-in'].chars)) })
+    end
+    local names = vim.tbl_keys(settings.mcpServers or {})
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local s, off = src[name], settings.mcpServers[name].disabled == true
+      local text = off and string.format('MCP server %s: disabled (pick to enable)', name)
+        or string.format('MCP server %s: %d tools, %s chars (pick to disable)', name, s and s.count or 0, human(s and s.chars or 0))
+      if s and s.problem and s.problem ~= '' then
+        text = text .. ' ⚠ ' .. s.problem
+      end
+      table.insert(items, { text = text, kind = 'mcpServers', name = name, off = off })
+    end
+    for i, p in ipairs(settings.plugins or {}) do
+      table.insert(items, { text = string.format('plugin %s: %s', p.name, p.disabled and 'disabled (pick to enable)' or 'on (pick to disable)'),
+        kind = 'plugins', index = i, name = p.name, off = p.disabled == true })
+    end
+    table.insert(items, { text = string.format('tool catalog: %s chars in every request; %s', human(d.catalogChars), d.confinement or '') })
+    vim.ui.select(items, { prompt = 'Alisio tool sources', format_item = function(i) return i.text end }, function(choice)
+      if not choice or not choice.kind then
+        return
+      end
+      if choice.kind == 'mcpServers' then
+        settings.mcpServers[choice.name].disabled = not choice.off
+      else
+        settings.plugins[choice.index].disabled = not choice.off
+      end
+      local c = client()
+      if c then
+        c.config.settings = { alisio = obj(settings) }
+        if vim.fn.has('nvim-0.11') == 1 then
+          c:notify('workspace/didChangeConfiguration', { settings = c.config.settings })
+        else
+          c.notify('workspace/didChangeConfiguration', { settings = c.config.settings })
+        end
+      end
+      notify(string.format('%s %s %s; it applies from the next model call', choice.kind == 'mcpServers' and 'MCP server' or 'plugin',
+        choice.name, choice.off and 'enabled' or 'disabled'))
+    end)
+  end)
+end
+
 --- use_session makes id the session the meter and the commands use.
 function M.use_session(id)
   state.session, state.status = id, nil

@@ -212,6 +212,9 @@ function M.show(messages, uncertain)
           vim.cmd(string.format('%d,%dfold', f[1], f[2]))
         end
       end
+      -- The end of the conversation at the bottom of the window, and as much of it above as fits.
+      vim.cmd('normal! G')
+      vim.cmd('normal! zb')
     end)
   end
 end

@@ -37,7 +37,7 @@ fi
 if [ "${ALISIO_TRIXIE_TESTS:-}" = 1 ]; then
   ALISIO_NVIM="$PWD/scripts/nvim-trixie" go test -count=1 ./editors/neovim/
   GOOS=windows GOARCH=amd64 go test -short -count=1 -exec "$PWD/scripts/wine-exec" ./transcript/... ./compaction/... \
-    ./config/... ./storage/... ./relevantfiles/... ./agent/provider/... ./agent/providertest/... ./server/...
+    ./config/... ./storage/... ./relevantfiles/... ./agent/tools/... ./agent/provider/... ./agent/providertest/... ./server/...
   scripts/wine-exec --chroot wineserver -k 2>/dev/null || true
 fi
 # Nothing the tests started may outlive them (shared daemons included): wait a little for those that are

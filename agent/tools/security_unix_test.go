@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -159,5 +160,97 @@ func TestRunCommand_BackgroundEndsWithTheCommand(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("the background process %d outlived its command", pid)
 		}
+	}
+}
+
+func TestTools_WorkspaceEscapesAreRefused(t *testing.T) {
+	s, _ := workspace(t)
+	for _, tc := range []struct{ name, args string }{
+		{"read_file", `{"path":"../secret.txt"}`},
+		{"read_file", `{"path":"src/../../secret.txt"}`},
+		{"read_file", `{"path":"/etc/passwd"}`},
+		{"read_file", `{"path":"link-out"}`},
+		{"read_file", `{"path":"dir-out/secret.txt"}`},
+		{"write_file", `{"path":"../evil.txt","content":"x"}`},
+		{"write_file", `{"path":"dir-out/evil.txt","content":"x"}`},
+		{"write_file", `{"path":"link-out","content":"x"}`},
+		{"edit_file", `{"path":"link-out","oldText":"password","newText":"x"}`},
+		{"list_dir", `{"path":"dir-out"}`},
+		{"list_dir", `{"path":".."}`},
+		{"search", `{"pattern":"password","path":"dir-out"}`},
+	} {
+		out, isErr := s.Run(context.Background(), tc.name, tc.args)
+		if !isErr || strings.Contains(out, "password") && tc.name != "edit_file" {
+			t.Errorf("%s %s: not refused: %q", tc.name, tc.args, out)
+		}
+		if !strings.Contains(out, "workspace") && !strings.Contains(out, "absolute") {
+			t.Errorf("%s %s: the refusal does not say why: %q", tc.name, tc.args, out)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(filepath.Dir(s.Dir()), "secret.txt"))
+	if string(raw) != "password" {
+		t.Fatal("a file outside the workspace was changed")
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(s.Dir()), "evil.txt")); err == nil {
+		t.Fatal("a file was written outside the workspace")
+	}
+	// A symlink that stays inside is fine.
+	if out, isErr := s.Run(context.Background(), "read_file", `{"path":"link-in"}`); isErr || !strings.Contains(out, "package a") {
+		t.Fatalf("inner symlink: %q", out)
+	}
+}
+
+func TestTools_RunCommand(t *testing.T) {
+	s, _ := workspace(t)
+	ctx := context.Background()
+	if out, isErr := s.Run(ctx, "run_command", `{"command":"pwd; echo err >&2; exit 3"}`); isErr || !strings.HasPrefix(out, "exit code 3") || !strings.Contains(out, "/ws") || !strings.Contains(out, "err") {
+		t.Fatalf("run: %q", out)
+	}
+	start := time.Now()
+	out, isErr := s.Run(ctx, "run_command", `{"command":"echo started; sleep 30","timeoutSeconds":1}`)
+	if !isErr || !strings.Contains(out, "did not finish") || !strings.Contains(out, "started") || time.Since(start) > 10*time.Second {
+		t.Fatalf("timeout: %q after %v", out, time.Since(start))
+	}
+	if out, _ := s.Run(ctx, "run_command", `{"command":"head -c 100000 /dev/zero | tr '\\0' x"}`); len(out) > 31_000 || !strings.Contains(out, "omitted") {
+		t.Fatalf("output cap: %d chars", len(out))
+	}
+	if s.CatalogChars() < 500 || len(s.Specs()) != 6 {
+		t.Fatal("catalog")
+	}
+}
+
+// TestRunCommand_BackgroundHoldingTheOutput: a background process that keeps the command's output open does
+// not hold the turn (it was "WaitDelay expired before I/O complete") and is gone with the command.
+func TestRunCommand_BackgroundHoldingTheOutput(t *testing.T) {
+	s, ws := workspace(t)
+	out, isErr := s.Run(context.Background(), "run_command", `{"command":"sleep 300 & echo $! > bg; echo done"}`)
+	if isErr || !strings.HasPrefix(out, "exit code 0") || !strings.Contains(out, "done") {
+		t.Fatalf("run_command: %s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "bg"))
+	must(t, err)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the background process %d outlived its command", pid)
+		}
+	}
+}
+
+// TestRunCommand_HugeOutputStaysBounded: a command writing 300 MB costs the daemon a bounded buffer, not the
+// whole output (15.6 GB were seen for 2 GB), and the model gets its head and tail with the omission said.
+func TestRunCommand_HugeOutputStaysBounded(t *testing.T) {
+	s, _ := workspace(t)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out, isErr := s.Run(context.Background(), "run_command", `{"command":"echo first; head -c 300000000 /dev/zero | tr '\\0' x; echo; echo last","timeoutSeconds":60}`)
+	runtime.ReadMemStats(&after)
+	if isErr || !strings.Contains(out, "first") || !strings.Contains(out, "last") || !strings.Contains(out, "omitted") || len(out) > 31_000 {
+		t.Fatalf("run_command: %d chars: %.200s … %.200s", len(out), out, out[max(0, len(out)-200):])
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Fatalf("the command's 300 MB of output cost %d MB of allocations; want a bounded buffer", alloc>>20)
 	}
 }

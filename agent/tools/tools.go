@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -347,6 +348,9 @@ func explain(p string, err error) error {
 	if err != nil && strings.Contains(err.Error(), "escapes") {
 		return fmt.Errorf("%s leads outside the workspace (through a symlink); tools act only inside the workspace root", p)
 	}
+	if errors.Is(err, fs.ErrNotExist) { // the same words on every system ("File not found." on Windows)
+		return fmt.Errorf("%s: no such file or directory; list_dir shows what exists", p)
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("%s: %v", p, pe.Err)
@@ -574,9 +578,27 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 	cmd.Dir = s.dir
 	cmd.Env = append(SafeEnv(os.Environ()), "PWD="+s.dir)
 	cmd.WaitDelay = 2 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := s.runContained(cmd)
+	// The output goes to a pipe this process reads into a bounded buffer: Wait returns when the command
+	// exits, even if something it left behind holds the pipe, and memory stays bounded whatever it writes.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("running the command: %w", err)
+	}
+	defer r.Close()
+	out := newBoundedOutput(4 * max(s.limits.OutputChars, 1000))
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(out, r)
+		close(copied)
+	}()
+	cmd.Stdout, cmd.Stderr = w, w
+	err = s.runContained(cmd) // the command's process group (job) is gone when it returns
+	_ = w.Close()
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second): // a process that left the group still holds the pipe
+		_ = r.Close()
+	}
 	text := strings.ToValidUTF8(out.String(), "�")
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:

@@ -263,6 +263,9 @@ func TestNeovim_Chat(t *testing.T) {
 	if folds, _ := res["folds_after_compact"].([]any); len(folds) < 1 {
 		t.Errorf("folds after the compaction: %v", res["folds_after_compact"])
 	}
+	if fmt.Sprint(res["folds_reopened"]) != fmt.Sprint(res["folds_after_compact"]) {
+		t.Errorf("folds after reopening the chat %v; want those of the first drawing %v", res["folds_reopened"], res["folds_after_compact"])
+	}
 	if res["stop_mapped"] != true {
 		t.Error("<C-c> is not mapped in the chat")
 	}

@@ -69,6 +69,13 @@ H.record('folds_after_compact', require('alisio.chat').folds())
 vim.api.nvim_set_current_win(vim.fn.bufwinid(chatbuf))
 vim.api.nvim_feedkeys('q', 'x', false)
 H.record('chat_closed', vim.fn.bufwinid(chatbuf) == -1)
+-- Reopened, the chat shows the same conversation with the same folds (they were stale manual folds once).
+vim.cmd('Alisio')
+H.wait(5000, function() return vim.fn.bufwinid(chatbuf) ~= -1 end, 'the chat reopened')
+vim.wait(300)
+H.record('folds_reopened', require('alisio.chat').folds())
+vim.cmd('wincmd j')
+vim.api.nvim_feedkeys('q', 'x', false)
 -- The server stops: the meter goes; :AlisioRestart brings it back.
 H.wait(5000, function() return alisio.statusline():find('alisio %d+%%') ~= nil end, 'the meter after the compaction')
 H.record('before_stop', alisio.statusline())

@@ -89,8 +89,10 @@ export function statusText(st: Status, compacting: boolean): string {
 /** The rule closest to firing, in words. */
 export function closestRule(st: Status): string {
   const starts = `compaction starts at ${pct(st.threshold)}`;
-  if (windowKnown(st) && (st.windowFraction || 0) >= (st.charsFraction || 0)) {
-    return `the request fills ${pct((st.windowFraction || 0) * st.threshold)} of the ${human(st.window)}-token window; ${starts}`;
+  if ((st.windowFraction || 0) >= (st.charsFraction || 0)) {
+    return windowKnown(st)
+      ? `the request fills ${pct((st.windowFraction || 0) * st.threshold)} of the ${human(st.window)}-token window; ${starts}`
+      : `the request, tool catalog included, fills ${pct((st.windowFraction || 0) * st.threshold)} of what limits.maxContextChars allows (the model's window is unknown); ${starts}`;
   }
   return `instructions + transcript fill ${pct((st.charsFraction || 0) * st.threshold)} of limits.maxContextChars; ${starts}`;
 }
@@ -215,7 +217,9 @@ export function contextBreakdown(st: Status, messages: Message[], sources: { sou
     const n = Math.round((40 * v) / total);
     lines.push(`${'█'.repeat(n)}${'·'.repeat(40 - n)} ${human(v).padStart(5)}  ${k}`);
   }
-  lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens of a ${human(st.window)}-token window (${st.windowSource}).`,
+  const window = windowKnown(st) ? `of a ${human(st.window)}-token window (${st.windowSource})`
+    : '; the model\'s window is unknown, so limits.maxContextChars stands in for it';
+  lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens ${window}.`,
     `Closest to firing: ${closestRule(st)}.`, '', 'Disable unneeded MCP servers or plugins (alisio.mcpServers, alisio.plugins) to shrink the tool catalog.');
   return lines.join('\n');
 }

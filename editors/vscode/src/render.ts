@@ -86,23 +86,44 @@ function bubble(role: 'user' | 'assistant', inner: string): string {
 /** conversation renders the session: its messages (the compacted originals gathered behind the checkpoint's
  * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked. */
 export function conversation(messages: ChatMessage[], uncertain: string[]): string {
-  const results = new Map<string, ChatMessage>();
-  for (const m of messages) {
-    if (m.role === 'tool' && m.toolCallId) {
-      results.set(m.toolCallId, m);
+  // Each call gets the result that follows it before the next assistant message (IDs may be reused later in a
+  // session: SWE-agent numbers them).
+  const results = new Map<object, ChatMessage>();
+  messages.forEach((m, i) => {
+    for (const c of m.role === 'assistant' ? m.toolCalls || [] : []) {
+      for (let j = i + 1; j < messages.length && messages[j].role !== 'assistant'; j++) {
+        if (messages[j].role === 'tool' && messages[j].toolCallId === c.id) {
+          results.set(c, messages[j]);
+          break;
+        }
+      }
     }
-  }
+  });
   const open = new Set(uncertain);
-  const render = (list: ChatMessage[]) => list.map((m) => {
-    if (m.role === 'user' && !m.summary) {
-      return bubble('user', markdown(m.text || ''));
+  // One bubble per speaker: an assistant's consecutive messages (text, calls, more text) share one heading.
+  const render = (list: ChatMessage[]) => {
+    const parts: string[] = [];
+    let last = '';
+    for (const m of list) {
+      if (m.role === 'user' && !m.summary) {
+        parts.push(bubble('user', markdown(m.text || '')));
+        last = 'user';
+      } else if (m.role === 'assistant') {
+        const calls = (m.toolCalls || []).map((c) => {
+          const r = results.get(c);
+          return toolCall(c, r, !r && open.has(c.id));
+        }).join('');
+        const inner = (m.text ? markdown(m.text) : '') + calls;
+        if (last === 'assistant') {
+          parts[parts.length - 1] = parts[parts.length - 1].replace(/<\/div>$/, () => inner + '</div>');
+        } else {
+          parts.push(bubble('assistant', inner));
+        }
+        last = 'assistant';
+      }
     }
-    if (m.role === 'assistant') {
-      const calls = (m.toolCalls || []).map((c) => toolCall(c, open.has(c.id) ? undefined : results.get(c.id), open.has(c.id))).join('');
-      return bubble('assistant', (m.text ? markdown(m.text) : '') + calls);
-    }
-    return '';
-  }).join('');
+    return parts.join('');
+  };
   // The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
   // the history: its boundary comes first, over the originals it replaced.
   const originals = messages.filter((m) => m.compacted);

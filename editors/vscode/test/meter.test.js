@@ -29,6 +29,11 @@ test('over the hard limit: text and colour say so; an unknown window is shown as
   assert.ok(!meter.windowKnown(unknown));
   assert.match(meter.tooltip(unknown), /window \| unknown: the provider did not report it/);
   assert.doesNotMatch(meter.tooltip(unknown), /200k-token/);
+  // The number in the status bar and the words of the tooltip tell the same rule (the request, catalog included).
+  const u = { ...unknown, windowFraction: 0.05, charsFraction: 0.04 };
+  assert.strictEqual(meter.statusText(u, false), '$(pulse) Alisio 5%');
+  assert.match(meter.tooltip(u), /the request, tool catalog included, fills 4% of what limits.maxContextChars allows \(the model's window is unknown\)/);
+  assert.doesNotMatch(meter.contextBreakdown(u, [], []), /200k-token/);
 });
 
 test('colours: warning from 75% of the threshold or a partial checkpoint, error when the user must act', () => {

@@ -57,3 +57,17 @@ test('the header shows the numbers of the status bar item, the model and the win
   assert.match(render.header(undefined, '', ''), /no model configured · no session yet/);
   assert.match(render.header(status, '<b>', '<i>'), /&lt;i&gt; · &lt;b&gt;/);
 });
+
+test('a reused call ID gets the result that follows each call; an assistant\'s consecutive messages share one heading', () => {
+  const html = render.conversation([
+    { role: 'user', text: 'go' },
+    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"ls"}' }] },
+    { role: 'tool', toolCallId: 'c1', text: 'a b c' },
+    { role: 'assistant', text: 'now the numbers', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"seq 3"}' }] },
+    { role: 'tool', toolCallId: 'c1', text: '1\n2\n3\n4\n5\n6' },
+    { role: 'assistant', text: 'done' },
+  ], []);
+  assert.match(html, /<code>ls<\/code> · 5 chars[\s\S]*<pre>a b c<\/pre>/);
+  assert.match(html, /<code>seq 3<\/code> · 11 chars/);
+  assert.strictEqual((html.match(/<div class="who">Alisio<\/div>/g) || []).length, 1);
+});

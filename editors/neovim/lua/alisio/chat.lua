@@ -65,13 +65,23 @@ function M.render(messages, uncertain)
       table.insert(lines, l)
     end
   end
+  -- Each call gets the result that follows it (IDs may be reused later in a session: SWE-agent numbers them).
   local results, open = {}, {}
   for _, id in ipairs(uncertain or {}) do
     open[id] = true
   end
-  for _, m in ipairs(messages) do
-    if m.role == 'tool' and m.toolCallId then
-      results[m.toolCallId] = m
+  for i, m in ipairs(messages) do
+    for _, c in ipairs(m.role == 'assistant' and m.toolCalls or {}) do
+      for j = i + 1, #messages do
+        local r = messages[j]
+        if r.role == 'assistant' then
+          break
+        end
+        if r.role == 'tool' and r.toolCallId == c.id then
+          results[c] = r
+          break
+        end
+      end
     end
   end
   -- The compacted originals come first in the history; they are gathered behind the checkpoint's boundary.
@@ -98,8 +108,8 @@ function M.render(messages, uncertain)
         add({ '' })
       end
       for _, c in ipairs(m.toolCalls or {}) do
-        local r = results[c.id]
-        table.insert(lines, M.tool_line(c, not open[c.id] and r or nil))
+        local r = results[c]
+        table.insert(lines, M.tool_line(c, not (open[c.id] and not r) and r or nil))
         local first = #lines + 1
         add({ '    arguments: ' .. (c.arguments or '') })
         if r then
@@ -148,7 +158,7 @@ function M.render(messages, uncertain)
   return lines, folds
 end
 
-local state = { buf = nil, input = nil, session = nil, busy = false, request_id = nil }
+local state = { buf = nil, input = nil, levels = nil }
 
 local function valid(buf)
   return buf and vim.api.nvim_buf_is_valid(buf)
@@ -193,6 +203,32 @@ function M.append_lines(lines)
   end
 end
 
+-- levels turns fold ranges into foldexpr values per line (">N" where a fold of depth N starts, N inside).
+local function levels(n, folds)
+  local depth, starts = {}, {}
+  for l = 1, n do
+    depth[l] = 0
+  end
+  for _, f in ipairs(folds) do
+    for l = f[1], math.min(f[2], n) do
+      depth[l] = depth[l] + 1
+    end
+  end
+  for _, f in ipairs(folds) do
+    starts[f[1]] = true
+  end
+  local out = {}
+  for l = 1, n do
+    out[l] = (starts[l] and '>' or '') .. depth[l]
+  end
+  return out
+end
+
+--- foldexpr is the chat window's 'foldexpr': the folds of the last render, whatever window shows the buffer.
+function M.foldexpr(lnum)
+  return state.levels and state.levels[lnum] or '0'
+end
+
 --- show replaces the chat with the session's conversation and closes its folds.
 function M.show(messages, uncertain)
   if not valid(state.buf) then
@@ -202,16 +238,13 @@ function M.show(messages, uncertain)
   if #lines == 0 then
     lines = { '_No messages yet: type below and press <CR> (normal mode) to send; <C-c> stops a turn, q closes._' }
   end
+  state.levels = levels(#lines, folds)
   set_lines(0, -1, lines)
   local w = win_of(state.buf)
   if w then
     vim.api.nvim_win_call(w, function()
-      vim.cmd('normal! zE')
-      for _, f in ipairs(folds) do
-        if f[2] >= f[1] then
-          vim.cmd(string.format('%d,%dfold', f[1], f[2]))
-        end
-      end
+      vim.wo.foldlevel = 0
+      vim.cmd('normal! zx') -- recompute the folds from foldexpr and close them
       -- The end of the conversation at the bottom of the window, and as much of it above as fits.
       vim.cmd('normal! G')
       vim.cmd('normal! zb')
@@ -266,7 +299,9 @@ function M.open(actions)
     local w = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_option(w, 'wrap', true)
     vim.api.nvim_win_set_option(w, 'linebreak', true)
-    vim.api.nvim_win_set_option(w, 'foldmethod', 'manual')
+    vim.api.nvim_win_set_option(w, 'foldmethod', 'expr')
+    vim.api.nvim_win_set_option(w, 'foldexpr', "v:lua.require'alisio.chat'.foldexpr(v:lnum)")
+    vim.api.nvim_win_set_option(w, 'foldlevel', 0)
     vim.api.nvim_win_set_option(w, 'number', false)
     vim.cmd('belowright 4split')
     vim.api.nvim_win_set_buf(0, state.input)

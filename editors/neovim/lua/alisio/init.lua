@@ -265,7 +265,10 @@ function M.start(bufnr)
         end
       end)
     end,
-    on_exit = function(code)
+    on_exit = function(code, _, client_id)
+      if client_id and state.client_id and client_id ~= state.client_id then
+        return -- a client stopped by :AlisioRestart, after its successor started
+      end
       state.client_id, state.ready, state.pending = nil, false, {}
       state.status, state.compacting, state.turn = nil, false, nil
       vim.schedule(function()
@@ -510,8 +513,11 @@ function M.context()
       string.format('%s  transcript    %s chars', bar(st.transcriptChars or 0, total), human(st.transcriptChars)),
       string.format('%s  tool catalog  %s chars', bar(st.toolsChars or 0, total), human(st.toolsChars)),
       '',
-      string.format('Hard limit: %s of %s chars. Estimated %s tokens of a %s-token window (%s).', human(st.usedChars), human(st.hardLimit),
-        human(st.estimatedTokens), human(st.window), st.windowSource or '?'),
+      ((st.windowSource or ''):find('^maxContextChars') and
+        string.format("Hard limit: %s of %s chars. Estimated %s tokens; the model's window is unknown, so limits.maxContextChars stands in for it.",
+          human(st.usedChars), human(st.hardLimit), human(st.estimatedTokens))
+        or string.format('Hard limit: %s of %s chars. Estimated %s tokens of a %s-token window (%s).', human(st.usedChars), human(st.hardLimit),
+          human(st.estimatedTokens), human(st.window), st.windowSource or '?')),
       string.format('Threshold %.0f%%: window rule at %.0f%%, chars rule at %.0f%%. Next: %s.', (st.threshold or 0) * 100,
         (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100, st.nextAction or '?'),
     }

@@ -150,7 +150,8 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	if ctx := lines(res["context"]); !strings.Contains(ctx, "tool catalog") || !strings.Contains(ctx, "Hard limit") {
 		t.Errorf("context buffer:\n%s", ctx)
 	}
-	if h := lines(res["health"]); !strings.Contains(h, "OK") || !strings.Contains(h, "alisio-lsp") || !strings.Contains(h, "server is running") {
+	if h := lines(res["health"]); !strings.Contains(h, "OK") || !strings.Contains(h, "alisio-lsp") || !strings.Contains(h, "server is running") ||
+		!strings.Contains(h, "the settings are valid") || !strings.Contains(h, "the provider answers at "+hs.URL+"/v1") {
 		t.Errorf("checkhealth:\n%s", h)
 	}
 }
@@ -296,5 +297,17 @@ func TestNeovim_Tools(t *testing.T) {
 	}
 	if after := lines(r.Results["sources_after"]); strings.Contains(after, "docs") {
 		t.Errorf("the disabled server is still a source: %s", after)
+	}
+}
+
+// TestNeovim_HealthFindsBadSettingsAndADeadProvider: :checkhealth alisio names an invalid setting (checked by
+// alisio-lsp's own rules) and a provider that does not answer, each with what to do.
+func TestNeovim_HealthFindsBadSettingsAndADeadProvider(t *testing.T) {
+	r := nvim(t, "health_bad.lua")
+	h := lines(r.Results["health"])
+	for _, want := range []string{"the settings are invalid", "compaction.threshold", "the provider does not answer at http://127.0.0.1:9/v1", "Check provider.baseURL"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("checkhealth lacks %q:\n%s", want, h)
+		}
 	}
 }

@@ -36,6 +36,38 @@ function M.check()
   else
     h.error('`' .. bin .. ' version` failed: ' .. vim.trim(version))
   end
+  -- The settings, checked by alisio-lsp itself (the same rules as the server's).
+  local settings = cfg.settings or {}
+  local file = vim.fn.tempname() .. '.json'
+  vim.fn.writefile({ vim.fn.json_encode(next(settings) == nil and vim.empty_dict() or settings) }, file)
+  local out = vim.fn.system({ bin, '--config', file, 'version' })
+  vim.fn.delete(file)
+  if vim.v.shell_error == 0 then
+    h.ok('the settings are valid')
+  else
+    h.error('the settings are invalid: ' .. vim.trim(out), { "Fix require('alisio').setup({settings = ...}); alisio-lsp's README lists every field" })
+  end
+  -- The provider: does its model list answer?
+  local p = settings.provider or {}
+  if not p.kind or p.kind == '' then
+    h.warn('no provider configured: prompts need one', { "settings = { provider = { kind = 'openai', baseURL = '...', model = '...' } }" })
+  elseif vim.fn.executable('curl') ~= 1 then
+    h.info('curl is not installed: the provider was not checked')
+  else
+    local base = (p.baseURL and p.baseURL ~= '') and p.baseURL:gsub('/+$', '') or (p.kind == 'anthropic' and 'https://api.anthropic.com/v1' or 'https://api.openai.com/v1')
+    local key = p.apiKeyEnv and os.getenv(p.apiKeyEnv) or nil
+    -- The key goes to curl on stdin (a header file), never on its command line.
+    local header = key and (p.kind == 'anthropic' and ('x-api-key: ' .. key) or ('Authorization: Bearer ' .. key)) or ''
+    local code = vim.fn.system({ 'curl', '-s', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', '-H', '@-', base .. '/models' }, header)
+    if code == '200' then
+      h.ok(string.format('the provider answers at %s (model %s)', base, p.model or '?'))
+    elseif code == '000' then
+      h.error(string.format('the provider does not answer at %s', base), { 'Is the server running? Check provider.baseURL' })
+    else
+      h.warn(string.format('the provider at %s answered HTTP %s to its model list', base, code),
+        { code == '401' and ('Check the API key in $' .. (p.apiKeyEnv or '?')) or 'Check provider.baseURL and provider.kind' })
+    end
+  end
   if alisio.client_id() then
     h.ok('the server is running (client ' .. alisio.client_id() .. ')')
     local st = alisio.status()

@@ -5,6 +5,7 @@ import * as path from 'path';
 import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import * as meter from './meter';
 import { ChatAction, ChatView } from './chat';
+import * as participant from './participant';
 
 let client: LanguageClient | undefined;
 let item: vscode.StatusBarItem;
@@ -15,6 +16,7 @@ let compacting = false;
 let endProgress: (() => void) | undefined;
 let chat: ChatView;
 let turn: vscode.CancellationTokenSource | undefined; // the running turn, stopped by the chat's Stop button
+let turnListener: ((ev: meter.AlisioEvent) => void) | undefined; // an @alisio turn's stream
 
 /** The `alisio` settings as alisio-lsp reads them (serverPath is the extension's own). */
 export function settings(): Record<string, unknown> {
@@ -200,12 +202,14 @@ function onEvent(ev: meter.AlisioEvent) {
       render(undefined);
       break;
     case 'delta':
+      turnListener?.(ev);
       if (ev.text) {
         agentOutput.append(String(ev.text));
         chat.post({ type: 'delta', text: ev.text });
       }
       return;
     case 'tool_call':
+      turnListener?.(ev);
       agentOutput.appendLine(`\n→ ${ev.name} ${ev.arguments}`);
       chat.post({ type: 'tool_call', id: ev.id, name: ev.name, arguments: ev.arguments });
       return;
@@ -466,6 +470,23 @@ export async function activate(context: vscode.ExtensionContext) {
     }
   }));
   await startClient(context);
+  participant.register(context, {
+    request: (method, params, token) => request(method, params, token),
+    session: () => session ?? lastStatus?.session,
+    turn: async (text, onEvent, token) => {
+      turnListener = onEvent;
+      try {
+        const res = await request<{ session: string; reply: string; cut: boolean }>('alisio/prompt', { session, text }, token);
+        if (res) {
+          session = res.session;
+        }
+        return res;
+      } finally {
+        turnListener = undefined;
+        await refreshChat();
+      }
+    },
+  });
 }
 
 export async function deactivate() {

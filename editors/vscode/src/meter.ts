@@ -212,15 +212,17 @@ export function contextBreakdown(st: Status, messages: Message[], sources: { sou
     parts.push([`tool catalog: ${s.source} (${s.count} tools)`, s.chars]);
   }
   const total = parts.reduce((n, [, v]) => n + v, 0) || 1;
-  const lines = [`# What fills the context of session ${st.session}`, '', '```'];
+  // Size and name first, then a short bar: it stays readable in a narrow chat panel.
+  const lines = [`**What fills the context** of session \`${st.session}\``, '', '```'];
+  const width = Math.max(...parts.map(([k]) => k.length));
   for (const [k, v] of parts) {
-    const n = Math.round((40 * v) / total);
-    lines.push(`${'█'.repeat(n)}${'·'.repeat(40 - n)} ${human(v).padStart(5)}  ${k}`);
+    const n = Math.round((20 * v) / total);
+    lines.push(`${human(v).padStart(5)}  ${k.padEnd(width)}  ${'█'.repeat(n)}${'·'.repeat(20 - n)}`);
   }
-  const window = windowKnown(st) ? `of a ${human(st.window)}-token window (${st.windowSource})`
+  const window = windowKnown(st) ? ` of a ${human(st.window)}-token window (${st.windowSource})`
     : '; the model\'s window is unknown, so limits.maxContextChars stands in for it';
-  lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens ${window}.`,
-    `Closest to firing: ${closestRule(st)}.`, '', 'Disable unneeded MCP servers or plugins (alisio.mcpServers, alisio.plugins) to shrink the tool catalog.');
+  lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens${window}.`,
+    `Closest to firing: ${closestRule(st)}.`, '', 'To shrink the tool catalog, turn off unneeded MCP servers or plugins with Alisio: Show Tools.');
   return lines.join('\n');
 }
 

@@ -73,7 +73,7 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
     'alisio.provider.kind': 'openai', 'alisio.provider.baseURL': url, 'alisio.provider.model': 'alisio-test',
     'alisio.limits.maxContextChars': 20000,
-    'chat.disableAIFeatures': true, 'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'workbench.startupEditor': 'none', 'security.workspace.trust.enabled': false, 'telemetry.telemetryLevel': 'off',
   }));
   // No alisio-lsp on PATH: the one inside the platform .vsix must be what runs.
@@ -143,6 +143,21 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await page.keyboard.press('Control+Alt+B');
     await page.keyboard.press('Control+Alt+B');
     await until('the chat after hide and show', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0, 30000);
+
+    // @alisio in VS Code's own Chat view (its AI features left on): /context answers with the breakdown.
+    await page.keyboard.press('F1');
+    await until('the command palette', async () => input.isVisible());
+    await input.fill('>Chat: Open Chat');
+    await until('Open Chat in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: /Open Chat/ }).count()) > 0);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /^Chat: Open Chat/ }).first().click();
+    const chatInput = page.locator('.interactive-input-part .interactive-input-editor').first();
+    await until('the Chat view input', async () => chatInput.isVisible(), 60000);
+    await chatInput.click();
+    await page.keyboard.type('@alisio /context ', { delay: 20 });
+    await page.locator('.interactive-input-part a[aria-label^="Send"]').first().click(); // Enter would pick a suggestion
+    const answer = page.locator('.interactive-response', { hasText: 'What fills the context' });
+    await until('the @alisio answer', async () => (await answer.count()) > 0, 60000);
+    await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-at-alisio.png') });
   } catch (e) {
     // What the page showed when it failed, for the one who reads the failure.
     const pages = browser.contexts().flatMap((c) => c.pages());

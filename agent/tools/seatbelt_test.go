@@ -1,9 +1,10 @@
+//go:build unix
+
 package tools
 
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -11,9 +12,6 @@ import (
 // TestSeatbeltArgv: the macOS sandbox command line denies every write but beneath the writable directories
 // (passed as parameters, their symlinks resolved as the sandbox compares real paths) and a few devices.
 func TestSeatbeltArgv(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("macOS logic; its symlinks are tested on Unix")
-	}
 	real := t.TempDir()
 	link := filepath.Join(t.TempDir(), "ws")
 	must(t, os.Symlink(real, link))

@@ -1,20 +1,4 @@
 package osproc
 
-import (
-	"os"
-	"path/filepath"
-)
-
-// UserDataDir is where per-user application data lives when XDG_DATA_HOME is not set:
-// ~/Library/Application Support.
-func UserDataDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, "Library", "Application Support"), nil
-}
-
-// RuntimeDir is a directory private to the user for sockets ($XDG_RUNTIME_DIR, rarely set on macOS), or ""
-// when there is none.
-func RuntimeDir() string { return os.Getenv("XDG_RUNTIME_DIR") }
+// dataDirInHome is where the system keeps per-user application data, under the home directory.
+const dataDirInHome = "Library/Application Support"

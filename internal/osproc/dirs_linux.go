@@ -1,18 +1,4 @@
 package osproc
 
-import (
-	"os"
-	"path/filepath"
-)
-
-// UserDataDir is where per-user application data lives when XDG_DATA_HOME is not set: ~/.local/share.
-func UserDataDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".local", "share"), nil
-}
-
-// RuntimeDir is a directory private to the user for sockets ($XDG_RUNTIME_DIR), or "" when there is none.
-func RuntimeDir() string { return os.Getenv("XDG_RUNTIME_DIR") }
+// dataDirInHome is where the system keeps per-user application data, under the home directory.
+const dataDirInHome = ".local/share"

@@ -54,16 +54,9 @@ local function find_root(path, markers)
   return vim.fn.getcwd()
 end
 
+-- human is a size for people: 863, 6.4k, 1.2M ('?' when unknown).
 local function human(n)
-  if not n then
-    return '?'
-  end
-  if n >= 1000000 then
-    return string.format('%.1fM', n / 1000000)
-  elseif n >= 1000 then
-    return string.format('%.0fk', n / 1000)
-  end
-  return tostring(n)
+  return n and chat.human(n) or '?'
 end
 
 -- fraction is the share of the compaction threshold in use: the closer of the two rules (window, chars).

@@ -498,7 +498,9 @@ func NewContextOnly(store *storage.Store, cfg config.Config, dir string, files *
 var knownWindows sync.Map
 
 func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.Summarizer, files *relevantfiles.Tracker) (*Agent, error) {
-	ts, err := tools.New(dir, tools.DefaultLimits())
+	limits := tools.DefaultLimits()
+	limits.Shell = cfg.Tools.Shell
+	ts, err := tools.New(dir, limits)
 	if err != nil {
 		return nil, err
 	}

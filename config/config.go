@@ -31,6 +31,15 @@ type Config struct {
 	Profile string `json:"profile,omitempty"`
 	// DataDir overrides the per-user data directory (alisio.dataDir).
 	DataDir string `json:"dataDir,omitempty"`
+	// Tools configures the built-in tools.
+	Tools Tools `json:"tools"`
+}
+
+// Tools configures the built-in tools.
+type Tools struct {
+	// Shell is what run_command runs commands with on Windows: "" (cmd.exe) or "powershell". Linux and macOS
+	// use /bin/sh.
+	Shell string `json:"shell,omitempty"`
 }
 
 // Compaction configures when and how the conversation is compacted.
@@ -322,6 +331,7 @@ func (c *Config) Validate() error {
 		check(validBaseURL(m.URL), field+".url", quote(m.URL), "an http:// or https:// URL")
 		check(m.TimeoutMs >= 0 && m.TimeoutMs <= 3_600_000, field+".timeoutMs", m.TimeoutMs, "0 (default 60000) to 3600000")
 	}
+	check(c.Tools.Shell == "" || c.Tools.Shell == "cmd" || c.Tools.Shell == "powershell", "tools.shell", quote(c.Tools.Shell), `"cmd" (the default) or "powershell" (Windows; Linux and macOS use /bin/sh)`)
 	if c.Profile != "" {
 		_, ok := c.Profiles[c.Profile]
 		check(ok, "profile", quote(c.Profile), "the name of an entry of profiles")

@@ -34,6 +34,7 @@ func TestOverlay_RejectsAndKeepsPrevious(t *testing.T) {
 		{[]string{`{"compaction":{"keepTurns":2}}{"limits":{}}`}, []string{"after the JSON object"}},
 		{[]string{`[1,2]`}, []string{"must be a JSON object"}},
 		{[]string{`{"compaction":{"keepTurns":"two"}}`}, []string{"compaction.keepTurns", "a whole number"}},
+		{[]string{`{"tools":{"shell":"bash"}}`}, []string{"tools.shell", `"bash"`, "powershell"}},
 		{[]string{`{"compaction":{"auto":"yes"}}`}, []string{"compaction.auto", "true or false"}},
 		{[]string{`{"profiles":{"deep":{"kind":1}}}`}, []string{"profiles.deep.kind", "a string"}},
 		{[]string{`{"profiles":{"deep":{"values":{"contextWindow":"big"}}}}`}, []string{"profiles.deep.values.contextWindow"}},

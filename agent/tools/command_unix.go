@@ -12,8 +12,8 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
-// shellDescription names the shell commands run in, for the model.
-const shellDescription = "/bin/sh (POSIX shell)"
+// shellDescription names the shell commands run in, for the model (Unix always uses /bin/sh).
+func shellDescription(string) string { return "/bin/sh (POSIX shell)" }
 
 // commandWrapper runs the command ($1) in the background of a shell that leads the command's process group,
 // and kills that group when the daemon dies by any signal: a watcher reads a pipe (fd 3) whose other end only

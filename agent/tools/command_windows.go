@@ -11,14 +11,24 @@ import (
 )
 
 // shellDescription names the shell commands run in, for the model.
-const shellDescription = "cmd.exe (Windows Command Prompt: use Windows commands such as dir, type, findstr, or call powershell -Command explicitly)"
+func shellDescription(shell string) string {
+	if shell == "powershell" {
+		return "Windows PowerShell (use PowerShell commands such as Get-ChildItem, Get-Content, Select-String)"
+	}
+	return "cmd.exe (Windows Command Prompt: use Windows commands such as dir, type, findstr, or call powershell -Command explicitly)"
+}
 
-// shellCommand is the process that runs command in the workspace: cmd.exe /d /s /c "command", started
-// suspended so that runContained can put it in a Job Object before it runs anything.
+// shellCommand is the process that runs command in the workspace — cmd.exe /d /s /c "command", or PowerShell
+// with the command encoded — started suspended so that runContained can put it in a Job Object before it runs
+// anything.
 func (s *Set) shellCommand(ctx context.Context, command string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "cmd.exe")
+	exe, line := "cmd.exe", `cmd.exe /d /s /c "`+command+`"`
+	if s.limits.Shell == "powershell" {
+		exe, line = "powershell.exe", powershellCmdLine(command)
+	}
+	cmd := exec.CommandContext(ctx, exe)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		CmdLine:       `cmd.exe /d /s /c "` + command + `"`,
+		CmdLine:       line,
 		CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP,
 	}
 	return cmd

@@ -33,6 +33,8 @@ type Limits struct {
 	// CommandTimeout is the default and MaxCommandTimeout the largest timeout of run_command.
 	CommandTimeout    time.Duration
 	MaxCommandTimeout time.Duration
+	// Shell is what runs commands on Windows: "" or "cmd" (cmd.exe), or "powershell". Unix uses /bin/sh.
+	Shell string
 }
 
 // DefaultLimits are the limits used when none are set.
@@ -128,7 +130,7 @@ func New(dir string, limits Limits) (*Set, error) {
 			`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`, s.writeFile},
 		{"edit_file", "Replace one exact occurrence of oldText with newText in a file of the workspace.",
 			`{"type":"object","properties":{"path":{"type":"string"},"oldText":{"type":"string","minLength":1},"newText":{"type":"string"}},"required":["path","oldText","newText"],"additionalProperties":false}`, s.editFile},
-		{"run_command", "Run a command with " + shellDescription + " in the workspace root with a timeout; returns its exit code and output. Processes it starts in the background end with it.",
+		{"run_command", "Run a command with " + shellDescription(limits.Shell) + " in the workspace root with a timeout; returns its exit code and output. Processes it starts in the background end with it.",
 			`{"type":"object","properties":{"command":{"type":"string","minLength":1},"timeoutSeconds":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`, s.runCommand},
 	} {
 		if err := s.add(t.name, t.desc, t.params, t.run); err != nil {

@@ -101,8 +101,14 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     const statusbar = page.locator('.part.statusbar');
     await statusbar.screenshot({ path: shot('vscode-statusbar.png') });
 
-    await page.keyboard.press('F1');
+    // A click on the meter opens the Alisio menu (Compact, Open Chat, Show Context, Show Tools, …).
     const input = page.locator('.quick-input-widget input');
+    await meter.first().click();
+    await until('the Alisio menu', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Tools' }).count()) > 0);
+    assert.ok(await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Chat' }).count() > 0);
+    await page.keyboard.press('Escape');
+
+    await page.keyboard.press('F1');
     await until('the command palette', async () => input.isVisible());
     await input.fill('>Alisio: Compact');
     await until('the command in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Alisio: Compact' }).count()) > 0);
@@ -118,6 +124,17 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await statusbar.screenshot({ path: shot('vscode-statusbar-after-compact.png') });
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
     assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
+
+    // Show Context opens a read-only alisio: document (no Untitled tab asking to be saved).
+    await page.keyboard.press('F1');
+    await until('the command palette', async () => input.isVisible());
+    await input.fill('>Alisio: Show Context');
+    await until('Show Context in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Alisio: Show Context' }).count()) > 0);
+    await page.keyboard.press('Enter');
+    await until('the context tab', async () => (await page.locator('.tab', { hasText: 'context.md' }).count()) > 0, 30000);
+    assert.strictEqual(await page.locator('.tab', { hasText: 'Untitled' }).count(), 0, 'an Untitled tab was opened');
+    await page.keyboard.type('x');
+    await until('the read-only notice', async () => (await page.locator('text=Cannot edit in read-only editor').count()) > 0, 10000);
 
     // The chat view in the secondary side bar: the compaction boundary, then a turn typed in it.
     await page.keyboard.press('F1');

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 )
 
 // TestRunCommand_EnvironmentIsScrubbed: API keys and tokens of the daemon's environment never reach a
@@ -236,5 +238,67 @@ func TestRunCommand_HugeOutputStaysBounded(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
 		t.Fatalf("the command's 300 MB of output cost %d MB of allocations; want a bounded buffer", alloc>>20)
+	}
+}
+
+// TestTools_SpecialFilesAreRefused: a FIFO in the workspace is refused by read_file, write_file and edit_file at
+// once (reading one hung the turn for good); search skips it; a dangling symlink leading out is refused, not
+// replaced by a file.
+func TestTools_SpecialFilesAreRefused(t *testing.T) {
+	s, ws := workspace(t)
+	must(t, syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644))
+	must(t, os.Symlink("/nonexistent-outside/file", filepath.Join(ws, "dangling-out")))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, call := range []struct{ name, args, want string }{
+		{"read_file", `{"path":"pipe"}`, "pipe is a FIFO (named pipe), not a regular file"},
+		{"write_file", `{"path":"pipe","content":"x"}`, "pipe is a FIFO (named pipe), not a regular file"},
+		{"edit_file", `{"path":"pipe","oldText":"a","newText":"b"}`, "pipe is a FIFO (named pipe), not a regular file"},
+		{"write_file", `{"path":"dangling-out","content":"x"}`, "outside the workspace"},
+	} {
+		if out, isErr := s.Run(ctx, call.name, call.args); !isErr || !strings.Contains(out, call.want) {
+			t.Errorf("%s %s: %q; want %q", call.name, call.args, out, call.want)
+		}
+	}
+	if out, _ := s.Run(ctx, "search", `{"pattern":"x"}`); ctx.Err() != nil {
+		t.Fatalf("search hung on the FIFO: %s", out)
+	}
+	if target, err := os.Readlink(filepath.Join(ws, "dangling-out")); err != nil || target != "/nonexistent-outside/file" {
+		t.Errorf("the symlink was replaced: %q %v", target, err)
+	}
+}
+
+// TestTools_WriteOnAFullDiskKeepsTheOriginal: write_file and edit_file write beside the file and rename over
+// it, so a full disk leaves the original as it was (it became 1 MB of Z before) and no temporary file behind.
+func TestTools_WriteOnAFullDiskKeepsTheOriginal(t *testing.T) {
+	dir := storagetest.SmallDisk(t, "2m")
+	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o640))
+	s, err := New(dir, DefaultLimits())
+	must(t, err)
+	defer s.Close()
+	storagetest.Fill(t, dir, 64<<10)
+	big := strings.Repeat("Z", 1<<20)
+	for _, call := range []struct{ name, args string }{
+		{"write_file", `{"path":"a.txt","content":"` + big + `"}`},
+		{"edit_file", `{"path":"a.txt","oldText":"hello","newText":"` + big + `"}`},
+	} {
+		if out, isErr := s.Run(context.Background(), call.name, call.args); !isErr || !strings.Contains(out, "no space left") {
+			t.Errorf("%s on a full disk: %.200q", call.name, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "hello\n" {
+			t.Fatalf("%s destroyed the original: %d bytes", call.name, len(b))
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("a temporary file was left: %s", e.Name())
+		}
+	}
+	if out, isErr := s.Run(context.Background(), "write_file", `{"path":"a.txt","content":"bye\n"}`); isErr {
+		t.Fatal(out)
+	}
+	if info, _ := os.Stat(filepath.Join(dir, "a.txt")); info.Mode().Perm() != 0o640 {
+		t.Errorf("the rewrite changed the file's mode to %v", info.Mode().Perm())
 	}
 }

@@ -382,6 +382,9 @@ func (s *Set) readText(args map[string]any) (path string, text []byte, err error
 	if info.IsDir() {
 		return "", nil, fmt.Errorf("%s is a directory; use list_dir", p)
 	}
+	if !info.Mode().IsRegular() {
+		return "", nil, notRegular(p, info)
+	}
 	if info.Size() > maxFileBytes {
 		return "", nil, fmt.Errorf("%s is %d MB, over the %d MB the tools read; use search or run_command (head, grep) on it", p, info.Size()>>20, maxFileBytes>>20)
 	}
@@ -513,7 +516,13 @@ func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) 
 	if old, err := s.root.ReadFile(at); err == nil && usesCRLF(old) {
 		content = toCRLF(content) // an existing file keeps its line endings
 	}
-	if err := s.root.WriteFile(at, []byte(content), 0o644); err != nil {
+	perm := fs.FileMode(0o644)
+	if info, err := s.root.Stat(at); err == nil {
+		perm = info.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", explain(p, err) // a symlink leading out: refused, never replaced
+	}
+	if err := s.writeAtomic(at, []byte(content), perm); err != nil {
 		return "", explain(p, err)
 	}
 	s.note(p, true)
@@ -523,6 +532,9 @@ func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) 
 // singleLink refuses to write a file that has other hard links: they may be outside the workspace, and
 // writing would change them too.
 func (s *Set) singleLink(p, at string) error {
+	if info, err := s.root.Stat(at); err == nil && !info.Mode().IsRegular() && !info.IsDir() {
+		return notRegular(p, info) // opening a FIFO would block the turn
+	}
 	info, err := s.root.Lstat(at)
 	if err != nil || !info.Mode().IsRegular() {
 		return nil // a new file, or not a file to write
@@ -562,7 +574,7 @@ func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
 	if err := s.singleLink(p, at); err != nil {
 		return "", err
 	}
-	if err := s.root.WriteFile(at, []byte(strings.Replace(string(raw), oldText, newText, 1)), info.Mode().Perm()); err != nil {
+	if err := s.writeAtomic(at, []byte(strings.Replace(string(raw), oldText, newText, 1)), info.Mode().Perm()); err != nil {
 		return "", explain(p, err)
 	}
 	s.note(p, true)
@@ -627,4 +639,45 @@ func usesCRLF(text []byte) bool {
 // toCRLF ends every line of s with \r\n.
 func toCRLF(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// notRegular refuses a FIFO, socket or device: reading or writing one would block the turn or touch a device.
+func notRegular(p string, info fs.FileInfo) error {
+	kind := "special file"
+	switch m := info.Mode(); {
+	case m&fs.ModeNamedPipe != 0:
+		kind = "FIFO (named pipe)"
+	case m&fs.ModeSocket != 0:
+		kind = "socket"
+	case m&fs.ModeDevice != 0:
+		kind = "device"
+	}
+	return fmt.Errorf("%s is a %s, not a regular file; the file tools read and write only regular files", p, kind)
+}
+
+// writeAtomic replaces the file at (in the workspace) with data: written to a temporary file beside it, synced,
+// given perm, then renamed over it. A failure (a full disk) leaves the original untouched.
+func (s *Set) writeAtomic(at string, data []byte, perm fs.FileMode) error {
+	tmp := filepath.Join(filepath.Dir(at), fmt.Sprintf(".%s.alisio-%d.tmp", filepath.Base(at), time.Now().UnixNano()))
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.root.Chmod(tmp, perm) // the umask does not decide an existing file's mode
+	}
+	if err == nil {
+		err = s.root.Rename(tmp, at)
+	}
+	if err != nil {
+		_ = s.root.Remove(tmp)
+	}
+	return err
 }

@@ -173,9 +173,9 @@ local function win_of(buf)
 end
 
 local function set_lines(first, last, lines)
-  vim.api.nvim_buf_set_option(state.buf, 'modifiable', true)
+  vim.bo[state.buf].modifiable = true
   vim.api.nvim_buf_set_lines(state.buf, first, last, false, lines)
-  vim.api.nvim_buf_set_option(state.buf, 'modifiable', false)
+  vim.bo[state.buf].modifiable = false
   local w = win_of(state.buf)
   if w then
     vim.api.nvim_win_set_cursor(w, { vim.api.nvim_buf_line_count(state.buf), 0 })
@@ -280,10 +280,10 @@ local function scratch(name, ft)
     buf = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_name(buf, name)
   end
-  vim.api.nvim_buf_set_option(buf, 'buftype', 'nofile')
-  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
-  vim.api.nvim_buf_set_option(buf, 'swapfile', false)
-  vim.api.nvim_buf_set_option(buf, 'filetype', ft)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = ft
   return buf
 end
 
@@ -292,17 +292,17 @@ end
 function M.open(actions)
   state.buf = scratch(CHAT, 'markdown')
   state.input = scratch(INPUT, 'markdown')
-  vim.api.nvim_buf_set_option(state.buf, 'modifiable', false)
+  vim.bo[state.buf].modifiable = false
   if not win_of(state.buf) then
     vim.cmd('botright vsplit')
     vim.api.nvim_win_set_buf(0, state.buf)
     local w = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_option(w, 'wrap', true)
-    vim.api.nvim_win_set_option(w, 'linebreak', true)
-    vim.api.nvim_win_set_option(w, 'foldmethod', 'expr')
-    vim.api.nvim_win_set_option(w, 'foldexpr', "v:lua.require'alisio.chat'.foldexpr(v:lnum)")
-    vim.api.nvim_win_set_option(w, 'foldlevel', 0)
-    vim.api.nvim_win_set_option(w, 'number', false)
+    vim.wo[w].wrap = true
+    vim.wo[w].linebreak = true
+    vim.wo[w].foldmethod = 'expr'
+    vim.wo[w].foldexpr = "v:lua.require'alisio.chat'.foldexpr(v:lnum)"
+    vim.wo[w].foldlevel = 0
+    vim.wo[w].number = false
     vim.cmd('belowright 4split')
     vim.api.nvim_win_set_buf(0, state.input)
   end

@@ -31,6 +31,7 @@ M.defaults = {
 }
 
 local levels = vim.log.levels
+local uv = vim.uv or vim.loop -- vim.uv from 0.10
 
 local function notify(msg, level)
   vim.notify('Alisio: ' .. msg, level or levels.INFO)
@@ -41,7 +42,7 @@ local function find_root(path, markers)
   local dir = vim.fn.fnamemodify(path ~= '' and path or vim.fn.getcwd(), ':p:h')
   while dir and dir ~= '' do
     for _, m in ipairs(markers) do
-      if vim.loop.fs_stat(dir .. '/' .. m) then
+      if uv.fs_stat(dir .. '/' .. m) then
         return dir
       end
     end
@@ -73,7 +74,7 @@ function M.statusline()
   if not state.client_id then
     return ''
   end
-  local spin = state.turn and (' ' .. frames[math.floor(vim.loop.now() / 100) % #frames + 1]) or ''
+  local spin = state.turn and (' ' .. frames[math.floor(uv.now() / 100) % #frames + 1]) or ''
   if state.compacting or (st and st.compacting) then
     return 'alisio: compacting…'
   end
@@ -107,7 +108,7 @@ end
 local function busy()
   local on = state.turn ~= nil or state.compacting
   if on and not state.spinner then
-    state.spinner = vim.loop.new_timer()
+    state.spinner = uv.new_timer()
     state.spinner:start(100, 100, vim.schedule_wrap(redraw))
   elseif not on and state.spinner then
     state.spinner:stop()
@@ -230,7 +231,7 @@ function M.start(bufnr)
   local cfg = state.config or M.defaults
   local c = client()
   if c then
-    if vim.api.nvim_buf_get_option(bufnr, 'buftype') == '' then
+    if vim.bo[bufnr].buftype == '' then
       vim.lsp.buf_attach_client(bufnr, c.id)
     end
     return c.id
@@ -273,7 +274,7 @@ function M.start(bufnr)
     end,
   }
   state.client_id = vim.lsp.start_client(conf)
-  if state.client_id and vim.api.nvim_buf_get_option(bufnr, 'buftype') == '' then
+  if state.client_id and vim.bo[bufnr].buftype == '' then
     vim.lsp.buf_attach_client(bufnr, state.client_id)
   end
   return state.client_id
@@ -425,10 +426,10 @@ local function scratch(name, lines, ft)
     buf = vim.api.nvim_create_buf(true, true)
     vim.api.nvim_buf_set_name(buf, name)
   end
-  vim.api.nvim_buf_set_option(buf, 'modifiable', true)
+  vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.api.nvim_buf_set_option(buf, 'filetype', ft or 'markdown')
-  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
+  vim.bo[buf].filetype = ft or 'markdown'
+  vim.bo[buf].bufhidden = 'hide'
   vim.cmd('buffer ' .. buf)
   return buf
 end

@@ -210,6 +210,9 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if used, _, _ := st.figures(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
 			return res, tokenCapError(used, cfg.Limits.MaxTokens)
 		}
+		if steps := cfg.Limits.MaxStepsPerTurn; steps > 0 && res.ModelCalls >= steps {
+			return res, &StepLimitError{Steps: res.ModelCalls}
+		}
 		emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
 		st.mu.Lock()
 		sum := st.meter // the running summary of view: the decision needs no rescan
@@ -262,6 +265,16 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			}
 		}
 	}
+}
+
+// StepLimitError stops a turn whose model kept calling tools for limits.maxStepsPerTurn model calls.
+type StepLimitError struct{ Steps int }
+
+// Error says what happened and how to go on.
+func (e *StepLimitError) Error() string {
+	return fmt.Sprintf("the turn stopped after %d model calls (limits.maxStepsPerTurn): the model kept asking for tools without answering. "+
+		"Everything it did is saved; send another prompt (for example \"continue\") to let it go on, "+
+		"or raise limits.maxStepsPerTurn (0 = no cap)", e.Steps)
 }
 
 func tokenCapError(used, limit int) error {

@@ -457,6 +457,58 @@ func TestAgent_SessionTokenCap(t *testing.T) {
 	}
 }
 
+// TestAgent_StepLimitStopsAToolLoop: a model that asks for a tool call every time stops at
+// limits.maxStepsPerTurn with every result saved, and the next prompt continues from there.
+func TestAgent_StepLimitStopsAToolLoop(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxStepsPerTurn = 3
+	var replies []providertest.Reply
+	for i := 0; i < 5; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{call(fmt.Sprintf("c%d", i), "list_dir", `{"path":"."}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "Done at last."})
+	h := newHarness(t, cfg, providertest.Script{Replies: replies})
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "loop")
+	var limit *agent.StepLimitError
+	if !errors.As(err, &limit) || res.ModelCalls != 3 || !strings.Contains(err.Error(), "limits.maxStepsPerTurn") || !strings.Contains(err.Error(), "send another prompt") {
+		t.Fatalf("step limit: %d calls, %v", res.ModelCalls, err)
+	}
+	if h.server.Remaining() != 3 {
+		t.Fatalf("%d scripted replies left, want 3: a model call was made past the limit", h.server.Remaining())
+	}
+	h.checkAll(t, id)
+	view, _ := h.store.Transcript(id)
+	if last := view.Messages[len(view.Messages)-1]; last.Role != transcript.RoleTool || last.ToolCallID != "c2" {
+		t.Fatalf("the third call's result is not the last thing saved: %+v", last)
+	}
+	// The next prompt goes on where the turn stopped.
+	if res, err = h.agent.Prompt(context.Background(), id, "continue"); err != nil || res.Reply != "Done at last." {
+		t.Fatalf("the next prompt did not continue: %+v, %v", res, err)
+	}
+	h.checkAll(t, id)
+
+	// The default stops at 100 model calls; 0 removes the cap.
+	replies = nil
+	for i := 0; i < 120; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{call(fmt.Sprintf("d%d", i), "list_dir", `{"path":"."}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "Finished."})
+	for _, steps := range []int{100, 0} {
+		cfg := config.Default()
+		if steps == 0 {
+			cfg.Limits.MaxStepsPerTurn = 0
+		}
+		h := newHarness(t, cfg, providertest.Script{Replies: replies})
+		id := h.session(t)
+		res, err := h.agent.Prompt(context.Background(), id, "loop")
+		if steps == 100 && (!errors.As(err, &limit) || res.ModelCalls != 100) || steps == 0 && (err != nil || res.ModelCalls != 121) {
+			t.Fatalf("maxStepsPerTurn %d: %d calls, %v", steps, res.ModelCalls, err)
+		}
+		h.checkAll(t, id)
+	}
+}
+
 // TestAgent_RecoverAMidTranscriptCall recovers a call left unanswered in the middle of an imported session:
 // the recorded result goes right after its call, so the provider accepts the transcript.
 func TestAgent_RecoverAMidTranscriptCall(t *testing.T) {

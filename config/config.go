@@ -62,6 +62,9 @@ type Limits struct {
 	MaxOutputTokens int `json:"maxOutputTokens"`
 	// MaxTokens caps a session's total tokens; 0 means no cap.
 	MaxTokens int `json:"maxTokens"`
+	// MaxStepsPerTurn caps the model calls of one turn, so that a model asking for tool calls forever stops;
+	// 0 means no cap. Default 100.
+	MaxStepsPerTurn int `json:"maxStepsPerTurn"`
 }
 
 // Plugin is an external hook program: one process per hook call, JSON on stdin and stdout.
@@ -129,7 +132,7 @@ type ProfileValues struct {
 func Default() Config {
 	return Config{
 		Compaction:  Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000},
-		Limits:      Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096},
+		Limits:      Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096, MaxStepsPerTurn: 100},
 		PluginHooks: PluginHooks{TimeoutMs: 5000},
 		Memory:      Memory{Enabled: true},
 	}
@@ -306,6 +309,7 @@ func (c *Config) Validate() error {
 	check(c.Limits.MaxContextChars >= 4000 && c.Limits.MaxContextChars <= 100_000_000, "limits.maxContextChars", c.Limits.MaxContextChars, "4000–100000000")
 	check(c.Limits.MaxOutputTokens >= 1 && c.Limits.MaxOutputTokens <= 1_000_000, "limits.maxOutputTokens", c.Limits.MaxOutputTokens, "1–1000000")
 	check(c.Limits.MaxTokens >= 0, "limits.maxTokens", c.Limits.MaxTokens, "0 (no cap) or more")
+	check(c.Limits.MaxStepsPerTurn >= 0 && c.Limits.MaxStepsPerTurn <= 100_000, "limits.maxStepsPerTurn", c.Limits.MaxStepsPerTurn, "0 (no cap) or 1–100000")
 	check(c.PluginHooks.TimeoutMs >= 1 && c.PluginHooks.TimeoutMs <= 600_000, "pluginHooks.timeoutMs", c.PluginHooks.TimeoutMs, "1–600000")
 	check(c.Provider.ContextWindow >= 0, "provider.contextWindow", c.Provider.ContextWindow, "0 (discover) or more")
 	check(validKind(c.Provider.Kind), "provider.kind", quote(c.Provider.Kind), `"openai" or "anthropic"`)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -506,6 +507,73 @@ func TestAgent_StepLimitStopsAToolLoop(t *testing.T) {
 			t.Fatalf("maxStepsPerTurn %d: %d calls, %v", steps, res.ModelCalls, err)
 		}
 		h.checkAll(t, id)
+	}
+}
+
+// TestAgent_OversizedRepliesAreNotRead: a provider that streams 300 MB of text, or of one tool call's
+// arguments, whatever max_tokens says, is read only up to the reply budget's cap: the call fails saying so,
+// no raw bytes reach the user, memory stays bounded, and the turn resumes with the same prompt.
+func TestAgent_OversizedRepliesAreNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reply providertest.Reply
+	}{
+		{"text", providertest.Reply{FloodBytes: 300 << 20}},
+		{"tool call arguments", providertest.Reply{FloodBytes: 300 << 20, ToolCalls: []providertest.ToolCall{call("c1", "write_file", "")}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{tc.reply, {Text: "Short and sweet."}}})
+			id := h.session(t)
+			peak := watchHeap(t)
+			_, err := h.agent.Prompt(context.Background(), id, "flood me")
+			grew := peak()
+			var tooLarge *provider.ReplyTooLargeError
+			if !errors.As(err, &tooLarge) || !strings.Contains(err.Error(), "limits.maxOutputTokens = 4096") || !strings.Contains(err.Error(), "kept nothing") {
+				t.Fatalf("oversized reply: %v", err)
+			}
+			if strings.Contains(err.Error(), "xxxx") || len(err.Error()) > 1000 {
+				t.Fatalf("the error carries the reply's bytes: %.300s", err)
+			}
+			if sent := h.server.Flooded(); sent > 64<<20 {
+				t.Fatalf("%d MB of the flood were read; reading should stop near 12 MB", sent>>20)
+			}
+			if grew > 200<<20 {
+				t.Fatalf("the heap grew by %d MB during the flood", grew>>20)
+			}
+			h.checkAll(t, id)
+			if res, err := h.agent.Prompt(context.Background(), id, "flood me"); err != nil || !res.Resumed || res.Reply != "Short and sweet." {
+				t.Fatalf("resuming after the flood: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// watchHeap samples the heap until the returned function is called, which reports its growth at the peak.
+func watchHeap(t *testing.T) func() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base, top := ms.HeapInuse, ms.HeapInuse
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				top = max(top, ms.HeapInuse)
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		return top - base
 	}
 }
 

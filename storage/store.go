@@ -810,7 +810,14 @@ func (s *Store) newChunkedWriter() *chunkedWriter {
 	return &chunkedWriter{store: s, db: s.db, txn: s.db.NewTransaction(true)}
 }
 
+// MaxEntryBytes is the largest record the store takes (a message, as JSON): far above what any message
+// needs, and below Badger's own limit, whose error would carry a hex dump of the value.
+const MaxEntryBytes = 64 << 20
+
 func (w *chunkedWriter) set(k, v []byte) error {
+	if len(v) > MaxEntryBytes {
+		return fmt.Errorf("a message of %d MB is larger than a session can store (%d MB); nothing of it was saved", len(v)>>20, MaxEntryBytes>>20)
+	}
 	err := w.txn.Set(k, v)
 	if errors.Is(err, badger.ErrTxnTooBig) {
 		if err := w.txn.Commit(); err != nil {

@@ -454,3 +454,21 @@ func TestMemories(t *testing.T) {
 		t.Fatalf("after delete: %+v", left)
 	}
 }
+
+// TestStore_OversizedMessageIsRefusedClearly: a message too large to store fails with a short error that
+// says so (Badger's own error dumps the value in hex), and the session is left as it was.
+func TestStore_OversizedMessageIsRefusedClearly(t *testing.T) {
+	s, _ := openTemp(t)
+	sess, err := s.CreateSession(Session{Workspace: "/w"}, []transcript.Message{{Role: transcript.RoleUser, Text: "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Append(sess.ID, transcript.Message{Role: transcript.RoleUser, Text: strings.Repeat("x", MaxEntryBytes+1)})
+	if err == nil || !strings.Contains(err.Error(), "larger than a session can store") || len(err.Error()) > 300 {
+		t.Fatalf("oversized message: %.300v", err)
+	}
+	v, err := s.Transcript(sess.ID)
+	if err != nil || len(v.Messages) != 1 {
+		t.Fatalf("the session changed: %d messages, %v", len(v.Messages), err)
+	}
+}

@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +24,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/tools"
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/internal/limitio"
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
@@ -44,14 +47,18 @@ type Server struct {
 
 	mu     sync.Mutex
 	broken error // set once the connection is gone
+	// overflow is set when an HTTP response passed MaxMessageBytes (the SDK then reports no cause).
+	overflow *atomic.Bool
 }
 
 // Connect starts (stdio) or reaches (streamable HTTP) the server cfg describes and lists its tools. A stdio
 // server runs in workspace with the safe part of the daemon's environment (no API keys) plus cfg.Env.
 func Connect(ctx context.Context, name string, cfg config.MCPServer, workspace string) (*Server, error) {
 	var transport mcp.Transport
+	overflow := new(atomic.Bool)
 	if cfg.URL != "" {
-		transport = &mcp.StreamableClientTransport{Endpoint: cfg.URL, MaxRetries: -1, DisableStandaloneSSE: true}
+		transport = &mcp.StreamableClientTransport{Endpoint: cfg.URL, MaxRetries: -1, DisableStandaloneSSE: true,
+			HTTPClient: &http.Client{Transport: cappedTransport{http.DefaultTransport, overflow}}}
 	} else {
 		path, err := exec.LookPath(cfg.Command)
 		if err != nil {
@@ -77,7 +84,7 @@ func Connect(ctx context.Context, name string, cfg config.MCPServer, workspace s
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: connecting: %w", name, err)
 	}
-	s := &Server{name: name, session: session, remote: map[string]string{}, timeout: DefaultCallTimeout}
+	s := &Server{name: name, session: session, remote: map[string]string{}, timeout: DefaultCallTimeout, overflow: overflow}
 	if cfg.TimeoutMs > 0 {
 		s.timeout = time.Duration(cfg.TimeoutMs) * time.Millisecond
 	}
@@ -163,6 +170,13 @@ func (s *Server) Call(ctx context.Context, tool, arguments string) (string, bool
 	switch {
 	case err == nil:
 		return render(res), res.IsError
+	case s.overflow.Load() || strings.Contains(err.Error(), "exceeded the configured maximum line length"):
+		// The SDK reports an oversized stdio frame as text only (its error value is unexported).
+		s.mu.Lock()
+		s.broken = fmt.Errorf("it sent a message over %d MB", MaxMessageBytes>>20)
+		s.mu.Unlock()
+		return fmt.Sprintf("Error: the MCP server %s sent a result larger than the %d MB alisio reads from a server, so alisio stopped reading, kept nothing of it and closed the connection; "+
+			"the outcome of this call is unknown. Ask the tool for less (a narrower query or a range); the server's tools come back when it is re-enabled or alisio-lsp restarts", s.name, MaxMessageBytes>>20), true
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Sprintf("Error: the MCP server %s did not answer within %v; the outcome of this call is unknown (it may or may not have taken effect)", s.name, s.timeout), true
 	case ctx.Err() != nil:
@@ -174,6 +188,27 @@ func (s *Server) Call(ctx context.Context, tool, arguments string) (string, bool
 		return fmt.Sprintf("Error: the MCP server %s stopped during the call; the outcome of this call is unknown (it may or may not have taken effect)", s.name), true
 	}
 	return fmt.Sprintf("Error: the MCP server %s refused the call: %v", s.name, err), true
+}
+
+// MaxMessageBytes bounds one message read from an MCP server: over stdio the SDK's own frame limit, over
+// HTTP a cap on each response body. The model sees at most the tool output cap of any result anyway.
+const MaxMessageBytes = mcp.DefaultMaxLineLength
+
+// cappedTransport stops reading a response body after MaxMessageBytes and sets overflow.
+type cappedTransport struct {
+	next     http.RoundTripper
+	overflow *atomic.Bool
+}
+
+func (c cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		resp.Body = limitio.ReadCloser(resp.Body, MaxMessageBytes, func() error {
+			c.overflow.Store(true)
+			return fmt.Errorf("the MCP server's response is over %d MB", MaxMessageBytes>>20)
+		})
+	}
+	return resp, err
 }
 
 // render turns a result's content into text: text as is, other kinds described.

@@ -52,6 +52,9 @@ func addTools(s *mcp.Server) {
 		time.Sleep(time.Hour)
 		return nil, nil
 	})
+	s.AddTool(&mcp.Tool{Name: "flood", Description: "an oversized result", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strings.Repeat("x", 40<<20)), nil
+	})
 	s.AddTool(&mcp.Tool{Name: "picture", Description: "an image", InputSchema: objectSchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "here:"}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("12345678")}}}, nil
 	})
@@ -111,6 +114,29 @@ func TestHelperServer_FailureModes(t *testing.T) {
 	}
 	if !strings.Contains(s.Problem(), "stopped") {
 		t.Fatalf("problem after the crash: %q", s.Problem())
+	}
+}
+
+// TestOversizedResults: a result over MaxMessageBytes ends the call with a message that says so, over stdio
+// and over HTTP, and the server is then reported as stopped.
+func TestOversizedResults(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "http"}, nil)
+	addTools(srv)
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	web, err := Connect(context.Background(), "web", config.MCPServer{URL: hs.URL}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	for _, s := range []*Server{helperServer(t, nil, 0), web} {
+		out, isErr := s.Call(context.Background(), s.Name()+"__flood", `{}`)
+		if !isErr || !strings.Contains(out, "larger than the 16 MB") || len(out) > 500 {
+			t.Fatalf("%s: oversized result: %v %.300q", s.Name(), isErr, out)
+		}
+		if !strings.Contains(s.Problem(), "over 16 MB") {
+			t.Fatalf("%s: problem %q", s.Name(), s.Problem())
+		}
 	}
 }
 

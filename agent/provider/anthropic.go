@@ -61,7 +61,7 @@ func (a *Anthropic) Complete(ctx context.Context, req Request, onDelta func(Delt
 		tool.OfTool.Description = anthropic.String(t.Description)
 		params.Tools = append(params.Tools, tool)
 	}
-	stream := a.client.Messages.NewStreaming(ctx, params)
+	stream := a.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(limitReply(int(params.MaxTokens), "limits.maxOutputTokens")))
 	defer stream.Close()
 	var msg anthropic.Message
 	for stream.Next() {
@@ -198,7 +198,8 @@ func (a *Anthropic) Summarize(ctx context.Context, req compaction.SummaryRequest
 	msg, err := a.client.Messages.New(ctx, anthropic.MessageNewParams{Model: anthropic.Model(a.model),
 		MaxTokens: int64(max(req.MaxOutputTokens, 1)), System: []anthropic.TextBlockParam{{Text: system}},
 		OutputConfig: anthropic.OutputConfigParam{Format: anthropic.JSONOutputFormatParam{Schema: schema}},
-		Messages:     []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(req.Prompt))}})
+		Messages:     []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(req.Prompt))}},
+		option.WithMiddleware(limitReply(req.MaxOutputTokens, "compaction.maxOutputTokens")))
 	if err != nil {
 		return compaction.SummaryReply{}, describeAnthropic(err)
 	}
@@ -219,6 +220,9 @@ func (a *Anthropic) ContextWindow(ctx context.Context) (int, error) {
 }
 
 func describeAnthropic(err error) error {
+	if e, ok := tooLarge(err); ok {
+		return e
+	}
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
 		var body struct {

@@ -58,7 +58,7 @@ func (o *OpenAI) Summarize(ctx context.Context, req compaction.SummaryRequest) (
 	if req.MaxOutputTokens > 0 {
 		params.MaxTokens = openai.Int(int64(req.MaxOutputTokens))
 	}
-	resp, err := o.client.Chat.Completions.New(ctx, params)
+	resp, err := o.client.Chat.Completions.New(ctx, params, option.WithMiddleware(limitReply(req.MaxOutputTokens, "compaction.maxOutputTokens")))
 	if err != nil {
 		return compaction.SummaryReply{}, describe(err)
 	}
@@ -75,6 +75,9 @@ func (o *OpenAI) Summarize(ctx context.Context, req compaction.SummaryRequest) (
 
 // describe turns an SDK error into one the user can act on, keeping the provider's own message.
 func describe(err error) error {
+	if e, ok := tooLarge(err); ok {
+		return e
+	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message

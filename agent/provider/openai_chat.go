@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -32,10 +34,10 @@ func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta))
 		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name: t.Name, Description: openai.String(t.Description), Parameters: shared.FunctionParameters(schema)}))
 	}
-	stream := o.client.Chat.Completions.NewStreaming(ctx, params)
+	stream := o.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(limitReply(req.MaxOutputTokens, "limits.maxOutputTokens")))
 	defer stream.Close()
 	var acc openai.ChatCompletionAccumulator
-	reasoning := ""
+	var reasoning strings.Builder
 	for stream.Next() {
 		chunk := stream.Current()
 		if !acc.AddChunk(chunk) {
@@ -43,7 +45,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta))
 		}
 		for _, ch := range chunk.Choices {
 			r := extraString(ch.Delta.JSON.ExtraFields, "reasoning_content")
-			reasoning += r
+			reasoning.WriteString(r)
 			if onDelta != nil && (ch.Delta.Content != "" || r != "") {
 				onDelta(Delta{Text: ch.Delta.Content, Reasoning: r})
 			}
@@ -59,7 +61,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta))
 	if ch.FinishReason == "" {
 		return Reply{}, errors.New("the provider's stream was cut before the reply finished (no finish reason); nothing of it was kept")
 	}
-	msg := transcript.Message{Role: transcript.RoleAssistant, Text: ch.Message.Content, Reasoning: reasoning}
+	msg := transcript.Message{Role: transcript.RoleAssistant, Text: ch.Message.Content, Reasoning: reasoning.String()}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {
 			return Reply{}, fmt.Errorf("the provider's stream was cut in the middle of a tool call (finish reason %q)", ch.FinishReason)

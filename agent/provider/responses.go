@@ -48,13 +48,14 @@ type responsesReply struct {
 
 // call streams one request: text and reasoning-summary deltas go to onDelta (may be nil); the completed
 // response is decoded from its raw JSON so that opaque items stay byte-exact.
-func (r Responses) call(ctx context.Context, body responsesRequest, onDelta func(Delta)) (Reply, error) {
+func (r Responses) call(ctx context.Context, body responsesRequest, setting string, onDelta func(Delta)) (Reply, error) {
 	body.Model, body.Store, body.Stream = r.model, false, true
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return Reply{}, fmt.Errorf("encoding the request: %w", err)
 	}
-	stream := r.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{}, option.WithRequestBody("application/json", raw))
+	stream := r.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{}, option.WithRequestBody("application/json", raw),
+		option.WithMiddleware(limitReply(body.MaxOutputTokens, setting)))
 	defer stream.Close()
 	var final json.RawMessage
 	for stream.Next() {
@@ -148,14 +149,14 @@ func (r Responses) Complete(ctx context.Context, req Request, onDelta func(Delta
 	for _, t := range req.Tools {
 		body.Tools = append(body.Tools, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
 	}
-	return r.call(ctx, body, onDelta)
+	return r.call(ctx, body, "limits.maxOutputTokens", onDelta)
 }
 
 // Summarize implements compaction.Summarizer with a structured-output Responses call.
 func (r Responses) Summarize(ctx context.Context, req compaction.SummaryRequest) (compaction.SummaryReply, error) {
 	prompt, _ := json.Marshal(map[string]any{"role": "user", "content": req.Prompt})
 	rep, err := r.call(ctx, responsesRequest{Instructions: req.System, Input: []json.RawMessage{prompt}, MaxOutputTokens: req.MaxOutputTokens,
-		Text: map[string]any{"format": map[string]any{"type": "json_schema", "name": "checkpoint", "schema": req.Schema, "strict": true}}}, nil)
+		Text: map[string]any{"format": map[string]any{"type": "json_schema", "name": "checkpoint", "schema": req.Schema, "strict": true}}}, "compaction.maxOutputTokens", nil)
 	if err != nil {
 		return compaction.SummaryReply{}, err
 	}

@@ -45,6 +45,9 @@ type Reply struct {
 	DelayMs        int  `json:"delayMs,omitempty"`
 	Garbage        bool `json:"garbage,omitempty"`
 	CutMidToolCall bool `json:"cutMidToolCall,omitempty"`
+	// FloodBytes streams that many bytes of text (into the first tool call's arguments when there are calls),
+	// whatever max_tokens says: a provider that ignores the reply budget. Flooded counts what was written.
+	FloodBytes int `json:"floodBytes,omitempty"`
 	// PromptTokens is the usage reported; 0 reports chars/4 of the request's messages.
 	PromptTokens int `json:"promptTokens,omitempty"`
 }
@@ -67,6 +70,15 @@ type Server struct {
 	violations []string
 	// cancelled counts the requests whose client gave up while the reply was delayed.
 	cancelled int
+	// flooded counts the bytes of FloodBytes replies that were written to a client.
+	flooded int64
+}
+
+// Flooded is how many bytes of FloodBytes replies reached a client before it stopped reading.
+func (s *Server) Flooded() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flooded
 }
 
 // New returns a server for script.
@@ -231,7 +243,7 @@ func usage(rep Reply) map[string]any {
 func (s *Server) stream(w http.ResponseWriter, rep Reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
-	send := func(delta map[string]any, finish any, extra map[string]any) {
+	send := func(delta map[string]any, finish any, extra map[string]any) bool {
 		chunk := map[string]any{"id": "chatcmpl-alisio", "object": "chat.completion.chunk", "created": 1, "model": "alisio-test",
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 		for k, v := range extra {
@@ -241,10 +253,13 @@ func (s *Server) stream(w http.ResponseWriter, rep Reply) {
 			chunk["choices"] = []any{}
 		}
 		b, _ := json.Marshal(chunk)
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
 		if flusher != nil {
 			flusher.Flush()
 		}
+		return true
 	}
 	send(map[string]any{"role": "assistant", "content": ""}, nil, nil)
 	for _, piece := range pieces(rep.Reasoning) {
@@ -252,6 +267,9 @@ func (s *Server) stream(w http.ResponseWriter, rep Reply) {
 	}
 	for _, piece := range pieces(rep.Text) {
 		send(map[string]any{"content": piece}, nil, nil)
+	}
+	if rep.FloodBytes > 0 && !s.flood(rep, send) {
+		return
 	}
 	for i, c := range rep.ToolCalls {
 		send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
@@ -267,6 +285,28 @@ func (s *Server) stream(w http.ResponseWriter, rep Reply) {
 	send(map[string]any{}, rep.FinishReason, nil)
 	send(nil, nil, map[string]any{"usage": usage(rep)})
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// flood streams rep.FloodBytes bytes in 64 KB pieces, counting what was written, until the client stops
+// reading; it reports whether the whole flood was sent.
+func (s *Server) flood(rep Reply, send func(delta map[string]any, finish any, extra map[string]any) bool) bool {
+	piece := strings.Repeat("x", 64<<10)
+	delta := map[string]any{"content": piece}
+	if len(rep.ToolCalls) > 0 {
+		c := rep.ToolCalls[0]
+		send(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": `{"text":"`}}}}, nil, nil)
+		delta = map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": piece}}}}
+	}
+	for sent := 0; sent < rep.FloodBytes; sent += len(piece) {
+		if !send(delta, nil, nil) {
+			return false
+		}
+		s.mu.Lock()
+		s.flooded += int64(len(piece))
+		s.mu.Unlock()
+	}
+	return true
 }
 
 // pieces splits s into small chunks, as a streaming API does.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -254,10 +255,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		}
 		for _, call := range reply.Message.ToolCalls {
 			a.emit(Event{Session: id, Kind: EventToolCall, Call: call})
-			out, isErr := a.Tools.Run(ctx, call.Name, call.Arguments)
-			if ctx.Err() != nil {
-				out, isErr = "The call was cancelled by the user before it finished; its effects may be partial.", true
-			}
+			out, isErr := a.runTool(ctx, call)
 			a.emit(Event{Session: id, Kind: EventToolResult, Call: call, Result: out, IsError: isErr})
 			result := transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr}
 			if err := a.appendTo(st, &view, result); err != nil {
@@ -275,6 +273,39 @@ func (e *StepLimitError) Error() string {
 	return fmt.Sprintf("the turn stopped after %d model calls (limits.maxStepsPerTurn): the model kept asking for tools without answering. "+
 		"Everything it did is saved; send another prompt (for example \"continue\") to let it go on, "+
 		"or raise limits.maxStepsPerTurn (0 = no cap)", e.Steps)
+}
+
+// toolCancelGrace is how long a cancelled turn waits for its running tool to stop before it leaves it behind.
+const toolCancelGrace = 500 * time.Millisecond
+
+// runTool runs call. A cancel ends the wait within toolCancelGrace even when the tool does not heed it (a
+// read stuck on a network file system, a hook that ignores its context): the tool is left to finish on its
+// own, and the recorded result says that its effects may be partial.
+func (a *Agent) runTool(ctx context.Context, call transcript.ToolCall) (string, bool) {
+	const cancelled = "The call was cancelled by the user before it finished; its effects may be partial."
+	type outcome struct {
+		out   string
+		isErr bool
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		out, isErr := a.Tools.Run(ctx, call.Name, call.Arguments)
+		done <- outcome{out, isErr}
+	}()
+	select {
+	case r := <-done:
+		if ctx.Err() != nil {
+			return cancelled, true
+		}
+		return r.out, r.isErr
+	case <-ctx.Done():
+		select {
+		case <-done:
+		case <-time.After(toolCancelGrace):
+			a.Log.Warn("a cancelled tool call did not stop; the turn ended without it", zap.String("tool", call.Name))
+		}
+		return cancelled, true
+	}
 }
 
 func tokenCapError(used, limit int) error {

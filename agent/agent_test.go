@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -20,6 +22,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/agent/tools"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -33,7 +36,15 @@ type harness struct {
 	store  *storage.Store
 	server *providertest.Server
 	ws     string
+	mu     sync.Mutex // guards events, appended by the turn's goroutine
 	events []agent.Event
+}
+
+// eventsSoFar is a copy of the events reported so far.
+func (h *harness) eventsSoFar() []agent.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
 }
 
 func newHarness(t *testing.T, cfg config.Config, script providertest.Script) *harness {
@@ -64,7 +75,11 @@ func newHarnessFor(t *testing.T, kind string, cfg config.Config, script provider
 		t.Fatal(err)
 	}
 	h := &harness{agent: a, store: st, server: srv, ws: ws, http: hs}
-	a.OnEvent = func(e agent.Event) { h.events = append(h.events, e) }
+	a.OnEvent = func(e agent.Event) {
+		h.mu.Lock()
+		h.events = append(h.events, e)
+		h.mu.Unlock()
+	}
 	return h
 }
 
@@ -574,6 +589,56 @@ func watchHeap(t *testing.T) func() uint64 {
 		close(done)
 		<-stopped
 		return top - base
+	}
+}
+
+// stuckSource is a tool source whose only tool blocks, ignoring its context, until release is closed.
+type stuckSource struct{ release chan struct{} }
+
+func (stuckSource) Name() string { return "stuck" }
+func (stuckSource) Specs() []provider.ToolSpec {
+	return []provider.ToolSpec{{Name: "stuck__wait", Description: "waits", Parameters: json.RawMessage(`{"type":"object"}`)}}
+}
+func (s stuckSource) Call(context.Context, string, string) (string, bool) {
+	<-s.release
+	return "too late", false
+}
+
+// TestAgent_CancelEndsATurnWhateverTheToolDoes: a tool that ignores its context does not hold a cancelled
+// turn; the call's recorded result says it was cancelled, and the next prompt runs.
+func TestAgent_CancelEndsATurnWhateverTheToolDoes(t *testing.T) {
+	h := newHarness(t, config.Default(), providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{call("c1", "stuck__wait", `{}`)}},
+		{Text: "Back."},
+	}})
+	src := stuckSource{release: make(chan struct{})}
+	t.Cleanup(func() { close(src.release) })
+	h.agent.Tools.SetSources([]tools.Source{src})
+	id := h.session(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for !slices.ContainsFunc(h.eventsSoFar(), func(e agent.Event) bool { return e.Kind == agent.EventToolCall }) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	done := make(chan error, 1)
+	go func() { _, err := h.agent.Prompt(ctx, id, "wait"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cancelled") {
+			t.Fatalf("cancelled turn: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancel did not end the turn: it waited for a tool that ignores it")
+	}
+	view, _ := h.store.Transcript(id)
+	if last := view.Messages[len(view.Messages)-1]; last.ToolCallID != "c1" || !last.IsError || !strings.Contains(last.Text, "cancelled") {
+		t.Fatalf("recorded result: %+v", last)
+	}
+	h.checkAll(t, id)
+	if res, err := h.agent.Prompt(context.Background(), id, "again"); err != nil || res.Reply != "Back." {
+		t.Fatalf("next prompt: %+v, %v", res, err)
 	}
 }
 

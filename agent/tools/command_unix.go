@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"syscall"
 
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
@@ -15,29 +16,20 @@ import (
 // shellDescription names the shell commands run in, for the model (Unix always uses /bin/sh).
 func shellDescription(string) string { return "/bin/sh (POSIX shell)" }
 
-// commandWrapper runs the command ($1) in the background of a shell that leads the command's process group,
-// and kills that group when the daemon dies by any signal: a watcher reads a pipe (fd 3) whose other end only
-// the daemon holds, and reads its end when the daemon is gone; SIGTERM or SIGHUP (Linux's parent-death signal)
-// do the same. The daemon kills the group itself when the command ends.
-const commandWrapper = `trap 'kill -KILL 0' TERM HUP
-(read _ <&3; kill -KILL 0) >/dev/null 2>&1 </dev/null &
-/bin/sh -c "$1" 3<&- &
-wait $!`
-
-// shellCommand is the process that runs command in dir: the wrapper, inside the system's sandbox command
-// where it has one (macOS).
+// shellCommand is the process that runs command in dir: this program again as the command's wrapper (see
+// contain), inside the system's sandbox command where it has one (macOS). Cancelling ctx asks the wrapper
+// to stop (SIGTERM), so that it kills what the command started before it exits.
 func (s *Set) shellCommand(ctx context.Context, command string) *exec.Cmd {
-	argv := append(sandboxPrefix(writableDirs(s.dir)), "/bin/sh", "-c", commandWrapper, "alisio-command", command)
+	argv := append(sandboxPrefix(writableDirs(s.dir)), osproc.Executable(), "alisio-command", command)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	osproc.Group(cmd)
-	osproc.DieWithParent(cmd)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	return cmd
 }
 
 // runContained starts cmd from a thread of its own, confined to writing in the workspace where the system
-// confines threads (Linux Landlock), waits for it on that thread, and then kills what is left of its process
-// group: nothing the command started outlives it. The parent-death signal fires when the thread that started
-// the command ends, so the thread lives as long as the command; it is never returned to the runtime.
+// confines threads (Linux Landlock), and waits for it on that thread. The wrapper gets the read end of a
+// pipe whose write end only this process holds, so that it notices the daemon's death however it dies.
 func (s *Set) runContained(cmd *exec.Cmd) error {
 	alive, held, err := os.Pipe()
 	if err != nil {
@@ -45,6 +37,7 @@ func (s *Set) runContained(cmd *exec.Cmd) error {
 	}
 	defer held.Close()
 	cmd.ExtraFiles = []*os.File{alive}
+	cmd.Env = append(cmd.Env, containEnv+"=1")
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: a confined thread ends with this goroutine
@@ -59,8 +52,16 @@ func (s *Set) runContained(cmd *exec.Cmd) error {
 			return
 		}
 		err = cmd.Wait()
-		_ = osproc.KillGroup(cmd.Process.Pid)
+		_ = osproc.KillGroup(cmd.Process.Pid) // the wrapper's group, should it have been killed before cleaning up
 		done <- err
 	}()
 	return <-done
+}
+
+// endsWithIt tells the model what happens to the processes a command starts.
+func endsWithIt() string {
+	if runtime.GOOS == "linux" { // the wrapper adopts detached processes (a subreaper)
+		return "Every process it starts ends with it, background and detached ones (nohup, setsid) included: ask the user to start long-running servers."
+	}
+	return "Processes it starts in the background end with it."
 }

@@ -10,6 +10,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// endsWithIt tells the model what happens to the processes a command starts.
+func endsWithIt() string {
+	return "Every process it starts ends with it, background ones included: ask the user to start long-running servers."
+}
+
 // shellDescription names the shell commands run in, for the model.
 func shellDescription(shell string) string {
 	if shell == "powershell" {

@@ -28,7 +28,8 @@ func confineThread([]string) error {
 // Confinement says what confines run_command on this system, for the user.
 func Confinement(workspace string) string {
 	if _, err := os.Stat(sandboxExec); err != nil {
-		return "run_command is NOT confined: " + sandboxExec + " is missing; commands can write anywhere the user can"
+		return "run_command is NOT confined: " + sandboxExec + " is missing; commands can write anywhere the user can; " + unconfined
 	}
-	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (sandbox-exec); it can read the whole file system"
+	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (sandbox-exec" + pathLimit + "); " + unconfined +
+		"; the processes of its process group end with it (one that leaves the group with setsid does not)"
 }

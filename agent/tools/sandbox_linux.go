@@ -72,7 +72,9 @@ func confineThread(writableDirs []string) error {
 // Confinement says what run_command's sandbox confines on this system, for the user.
 func Confinement(workspace string) string {
 	if abi, err := ll.LandlockGetABIVersion(); err != nil || abi < 1 {
-		return "run_command is NOT confined: Landlock is unavailable on this kernel; commands can write anywhere the user can"
+		return "run_command is NOT confined: Landlock is unavailable on this kernel; commands can write anywhere the user can; " + unconfined +
+			"; every process it starts, detached ones included, ends with it"
 	}
-	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock); it can read the whole file system"
+	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock" + pathLimit + "); " + unconfined +
+		"; every process it starts, detached ones included, ends with it"
 }

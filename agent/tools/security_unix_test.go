@@ -107,12 +107,13 @@ func TestFiles_HardLinksAndAbsoluteSymlinks(t *testing.T) {
 }
 
 // TestRunCommand_DiesWithTheDaemon: when the process running tools is SIGKILLed mid-command, the command's
-// whole process group goes too (parent-death signal + the wrapper's trap), nothing keeps running.
+// whole process group goes too (the wrapper sees its pipe to the daemon end), and on Linux so does a process
+// the command detached with setsid: nothing keeps running.
 func TestRunCommand_DiesWithTheDaemon(t *testing.T) {
 	if os.Getenv("ALISIO_TOOLS_HELPER") == "1" {
 		s, err := New(os.Getenv("ALISIO_TOOLS_WS"), Limits{OutputChars: 1000, CommandTimeout: time.Minute, MaxCommandTimeout: time.Minute})
 		must(t, err)
-		s.Run(context.Background(), "run_command", `{"command":"sleep 300 & sleep 301 & echo $$ > pids; wait"}`)
+		s.Run(context.Background(), "run_command", `{"command":"setsid sh -c 'echo $$ > detached; exec sleep 302' >/dev/null 2>&1 & sleep 300 & sleep 301 & while [ ! -s detached ]; do sleep 0.05; done; echo $$ > pids; wait"}`)
 		return
 	}
 	ws := t.TempDir()
@@ -132,10 +133,19 @@ func TestRunCommand_DiesWithTheDaemon(t *testing.T) {
 	}
 	pgid, err := syscall.Getpgid(shellPID)
 	must(t, err)
+	b, err := os.ReadFile(filepath.Join(ws, "detached"))
+	must(t, err)
+	detachedPID, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	must(t, err)
 	must(t, helper.Process.Kill())
 	_ = helper.Wait()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+			if runtime.GOOS == "linux" {
+				expectGone(t, detachedPID)
+			} else {
+				_ = syscall.Kill(detachedPID, syscall.SIGKILL) // only Linux lets the wrapper adopt it
+			}
 			return // the whole group is gone
 		}
 		if time.Now().After(deadline) {
@@ -300,5 +310,25 @@ func TestTools_WriteOnAFullDiskKeepsTheOriginal(t *testing.T) {
 	}
 	if info, _ := os.Stat(filepath.Join(dir, "a.txt")); info.Mode().Perm() != 0o640 {
 		t.Errorf("the rewrite changed the file's mode to %v", info.Mode().Perm())
+	}
+}
+
+func readPID(t *testing.T, ws string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws, "pid"))
+	must(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	must(t, err)
+	return pid
+}
+
+// expectGone waits a few seconds for process pid to end, and kills it and fails if it does not.
+func expectGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d outlived its command", pid)
+		}
 	}
 }

@@ -130,7 +130,7 @@ func New(dir string, limits Limits) (*Set, error) {
 			`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`, s.writeFile},
 		{"edit_file", "Replace one exact occurrence of oldText with newText in a file of the workspace.",
 			`{"type":"object","properties":{"path":{"type":"string"},"oldText":{"type":"string","minLength":1},"newText":{"type":"string"}},"required":["path","oldText","newText"],"additionalProperties":false}`, s.editFile},
-		{"run_command", "Run a command with " + shellDescription(limits.Shell) + " in the workspace root with a timeout; returns its exit code and output. Processes it starts in the background end with it.",
+		{"run_command", "Run a command with " + shellDescription(limits.Shell) + " in the workspace root with a timeout; returns its exit code and output. " + endsWithIt(),
 			`{"type":"object","properties":{"command":{"type":"string","minLength":1},"timeoutSeconds":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`, s.runCommand},
 	} {
 		if err := s.add(t.name, t.desc, t.params, t.run); err != nil {
@@ -198,6 +198,12 @@ type SourceSummary struct {
 	// Problem says what is wrong with the source (a server that did not start, tools left out).
 	Problem string `json:"problem,omitempty"`
 }
+
+// What no system confines, and the limit of path-based confinement, in the words of Confinement.
+const (
+	unconfined = "it can read every file the user can, reach the network and signal the user's other processes"
+	pathLimit  = ", which checks paths: a hard link already in the workspace to a file outside lets a command write that file"
+)
 
 // Description is what the user is shown of the catalog (alisio/tools, alisio-lsp tools): each source's tools
 // and size (TC1), and what confines run_command on this system.

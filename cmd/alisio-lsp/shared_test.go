@@ -277,6 +277,55 @@ func TestShared_OwnerKilledMidTurn(t *testing.T) {
 	}
 }
 
+// TestShared_ForwarderKeepsRetrying: when the daemon dies and its replacement cannot start (here another
+// process holds the data directory's owner lock), the window is told, its requests are answered with an error
+// at once, and the forwarder keeps trying until a daemon runs again, then says it is back. It used to stop for
+// good after one failed restart, leaving the editor's requests unanswered.
+func TestShared_ForwarderKeepsRetrying(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	e := startEditor(t, data, ws)
+	e.initialize(ws)
+	pid := ownerPID(t, data)
+	lock, err := os.OpenFile(filepath.Join(data, "owner.lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if owner, err := os.FindProcess(pid); err != nil || owner.Kill() != nil {
+		t.Fatalf("killing the daemon %d: %v", pid, err)
+	}
+	// Take the lock the moment the daemon's death frees it, before a replacement can.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if held, err := osproc.LockFile(lock); err == nil && !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed daemon's lock was never freed")
+		}
+	}
+	for deadline := time.Now().Add(40 * time.Second); !e.noted("could not be restarted"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no notice that the restart failed")
+		}
+	}
+	r := e.call("alisio/sessions", map[string]any{})
+	if errObj, _ := r["error"].(map[string]any); errObj == nil || !strings.Contains(fmt.Sprint(errObj["message"]), "being restarted") {
+		t.Fatalf("a request while no daemon runs: %v", r)
+	}
+	lock.Close() // the next attempt's daemon can start
+	for deadline := time.Now().Add(60 * time.Second); !e.noted("the shared daemon is back"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no notice that the daemon is back")
+		}
+	}
+	if r := e.call("alisio/sessions", map[string]any{}); r["result"] == nil {
+		t.Fatalf("after the daemon came back: %v", r)
+	}
+	if c := e.close(); c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+}
+
 // TestShared_TwoWindowsInTheSameMillisecond: two forwarders start at once; one daemon wins the lock and both
 // windows work.
 func TestShared_TwoWindowsInTheSameMillisecond(t *testing.T) {

@@ -182,18 +182,23 @@ func (f *Forwarder) fromEditor(body []byte) (exit bool) {
 	case m.Method == "exit":
 		f.exiting = true
 	}
-	if m.isRequest() {
+	f.mu.Unlock()
+	f.gate.RLock()
+	defer f.gate.RUnlock()
+	f.mu.Lock()
+	conn := f.conn
+	if conn != nil && m.isRequest() {
 		f.inflight[string(m.ID)] = m.ID
 	}
 	f.mu.Unlock()
-	f.gate.RLock()
-	f.mu.Lock()
-	conn := f.conn
-	f.mu.Unlock()
-	if conn != nil {
+	switch {
+	case conn != nil:
 		_ = writeFrame(conn, body)
+	case m.isRequest() && m.Method == "shutdown":
+		f.write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":null}`))
+	case m.isRequest():
+		f.answerError(m.ID, "Alisio: the shared alisio-lsp daemon is not running and is being restarted; retry in a moment (Alisio says when it is back)")
 	}
-	f.gate.RUnlock()
 	return m.Method == "exit"
 }
 
@@ -217,39 +222,81 @@ func (f *Forwarder) fromOwner(ctx context.Context) {
 			}
 			f.write(body)
 		}
-		f.mu.Lock()
-		exiting := f.exiting
-		f.mu.Unlock()
-		if exiting || ctx.Err() != nil {
-			return
-		}
-		var err error
-		if r, err = f.recover(ctx); err != nil {
-			f.notify(1, "Alisio: the shared daemon stopped and could not be restarted: "+err.Error())
+		if r = f.reconnect(ctx); r == nil {
 			return
 		}
 	}
 }
 
-// recover connects to a new owner, replays the editor's session (waiting for the replayed initialize to be
-// answered before anything else reaches the owner), and answers the lost requests. It returns the reader of
-// the new connection.
+// Pauses between attempts to restart the shared daemon: doubling from the first to the last.
+const (
+	firstRetry = time.Second
+	lastRetry  = 30 * time.Second
+)
+
+// reconnect starts new owners until one answers, pausing longer after each failure, for as long as the
+// editor is connected; meanwhile the editor's requests are answered with an error at once. It tells the user
+// when the owner could not be restarted and again when it is back. It returns the new connection's reader,
+// or nil when the editor left.
+func (f *Forwarder) reconnect(ctx context.Context) *bufio.Reader {
+	pause := firstRetry
+	for attempt := 1; ; attempt++ {
+		f.mu.Lock()
+		exiting := f.exiting
+		f.mu.Unlock()
+		if exiting || ctx.Err() != nil {
+			return nil
+		}
+		r, err := f.recover(ctx)
+		switch {
+		case err == nil && attempt == 1:
+			f.notify(2, "Alisio: the shared daemon stopped and was restarted; requests that were running got an error and can be retried.")
+			return r
+		case err == nil:
+			f.notify(3, "Alisio: the shared daemon is back; you can go on.")
+			return r
+		case attempt == 1:
+			f.notify(1, "Alisio: the shared daemon stopped and could not be restarted: "+err.Error()+
+				". Alisio keeps trying in the background and says when it is back; until then requests fail at once.")
+		}
+		f.Log.Warn("the shared daemon could not be restarted", zap.Int("attempt", attempt), zap.Duration("next", pause), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, lastRetry)
+	}
+}
+
+// recover answers the requests the lost owner was running, connects to a new owner, replays the editor's
+// session (waiting for the replayed initialize to be answered before anything else reaches the owner), and
+// returns the reader of the new connection.
 func (f *Forwarder) recover(ctx context.Context) (*bufio.Reader, error) {
 	f.Log.Warn("the shared daemon went away; starting another")
 	f.gate.Lock()
 	defer f.gate.Unlock()
+	f.mu.Lock()
+	if f.conn != nil {
+		f.conn.Close()
+		f.conn = nil // until a new owner answers, the editor's requests are answered here
+	}
+	lost := f.inflight
+	f.inflight = map[string]json.RawMessage{}
+	f.mu.Unlock()
+	for _, id := range lost {
+		f.answerError(id, "the shared alisio-lsp daemon stopped while this request ran; its outcome is unknown (what was saved before is kept): retry it")
+	}
 	if err := f.connect(ctx); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	conn, replay := f.conn, append([][]byte(nil), f.replay...)
-	lost := f.inflight
-	f.inflight = map[string]json.RawMessage{}
 	f.mu.Unlock()
 	r := bufio.NewReader(conn)
 	for i, body := range replay {
 		if err := writeFrame(conn, body); err != nil {
-			return nil, err
+			return nil, f.drop(conn, err)
 		}
 		if i > 0 {
 			continue
@@ -257,7 +304,7 @@ func (f *Forwarder) recover(ctx context.Context) (*bufio.Reader, error) {
 		for { // the answer to the replayed initialize is not the editor's
 			resp, err := readFrame(r)
 			if err != nil {
-				return nil, err
+				return nil, f.drop(conn, err)
 			}
 			if m := peek(resp); m.isResponse() && string(m.ID) == replayID {
 				break
@@ -265,13 +312,24 @@ func (f *Forwarder) recover(ctx context.Context) (*bufio.Reader, error) {
 			f.write(resp)
 		}
 	}
-	for _, id := range lost {
-		resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603,
-			"message": "the shared alisio-lsp daemon stopped while this request ran; its outcome is unknown (what was saved before is kept): retry it"}})
-		f.write(resp)
-	}
-	f.notify(2, "Alisio: the shared daemon stopped and was restarted; requests that were running got an error and can be retried.")
 	return r, nil
+}
+
+// drop forgets conn, an owner that failed during the replay, and returns err.
+func (f *Forwarder) drop(conn net.Conn, err error) error {
+	f.mu.Lock()
+	if f.conn == conn {
+		f.conn = nil
+	}
+	f.mu.Unlock()
+	conn.Close()
+	return fmt.Errorf("the new shared daemon failed during the restart: %w", err)
+}
+
+// answerError answers request id of the editor with message.
+func (f *Forwarder) answerError(id json.RawMessage, message string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": message}})
+	f.write(body)
 }
 
 func (f *Forwarder) write(body []byte) {
@@ -299,8 +357,6 @@ func (f *Forwarder) notify(typ int, text string) {
 func (f *Forwarder) fail(first []byte, err error) {
 	f.Log.Error("no shared daemon", zap.Error(err))
 	if m := peek(first); m.isRequest() {
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32603,
-			"message": "Alisio: " + err.Error() + " (or start the editor's server with `alisio-lsp serve --no-shared`)"}})
-		f.write(body)
+		f.answerError(m.ID, "Alisio: "+err.Error()+" (or start the editor's server with `alisio-lsp serve --no-shared`)")
 	}
 }

@@ -25,15 +25,31 @@ func DataDir(override string) (string, error) {
 	return filepath.Join(base, "alisio"), nil
 }
 
-// OpenDataDir creates dataDir private to the user (mode 0700, tightened if it was wider) and opens the
-// session store inside it.
+// OpenDataDir makes dataDir private to the user (see PrivateDir) and opens the session store inside it.
 func OpenDataDir(dataDir string, opts Options) (*Store, error) {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating data directory %s: %w", dataDir, err)
-	}
-	if err := os.Chmod(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("making data directory %s private: %w", dataDir, err)
+	if err := PrivateDir(dataDir, "data directory"); err != nil {
+		return nil, err
 	}
 	opts.Dir = filepath.Join(dataDir, "sessions")
 	return Open(opts)
+}
+
+// PrivateDir creates dir (what names it for the user) or checks the one there: it must be a directory owned by
+// the current user, and its mode is tightened to 0700. A directory of another user (say one made 0777 in a
+// shared /tmp) is refused, never used.
+func PrivateDir(dir, what string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the %s %s: %w", what, dir, err)
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("checking the %s %s: %w", what, dir, err)
+	}
+	if uid, foreign := osproc.ForeignOwner(info); foreign {
+		return fmt.Errorf("the %s %s belongs to another user (uid %d), so alisio will not use it: choose a directory of your own with --data-dir (or XDG_DATA_HOME)", what, dir, uid)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("making the %s %s private: %w", what, dir, err)
+	}
+	return nil
 }

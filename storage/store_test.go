@@ -472,3 +472,31 @@ func TestStore_OversizedMessageIsRefusedClearly(t *testing.T) {
 		t.Fatalf("the session changed: %d messages, %v", len(v.Messages), err)
 	}
 }
+
+// TestOpenDataDir_RefusesAnotherUsersDirectory: a data directory owned by another user (one made 0777 in a
+// shared /tmp, say) is refused with a message naming it, and neither chmodded nor used.
+func TestOpenDataDir_RefusesAnotherUsersDirectory(t *testing.T) {
+	if runtime.GOOS == "windows" || os.Getuid() != 0 {
+		t.Skip("giving a directory to another user needs root (and Unix owners)")
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // Mkdir's mode went through the umask
+		t.Fatal(err)
+	}
+	_, err := OpenDataDir(dir, DefaultOptions(""))
+	if err == nil || !strings.Contains(err.Error(), dir+" belongs to another user (uid 65534)") || !strings.Contains(err.Error(), "--data-dir") {
+		t.Fatalf("another user's data directory: %v", err)
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o777 {
+		t.Fatalf("the directory was changed to %v", st.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the directory was used: %v", entries)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -326,6 +327,51 @@ func TestShared_ForwarderKeepsRetrying(t *testing.T) {
 	}
 }
 
+// TestShared_NotASocketIsLeftAlone: a file or a directory where the shared daemon's socket goes is refused with
+// a message naming it, and left as it was (it used to be deleted and replaced by the socket).
+func TestShared_NotASocketIsLeftAlone(t *testing.T) {
+	for _, kind := range []string{"file", "directory"} {
+		t.Run(kind, func(t *testing.T) {
+			data, ws := t.TempDir(), t.TempDir()
+			sock := filepath.Join(data, "daemon.sock")
+			if kind == "file" {
+				must(t, os.WriteFile(sock, []byte("precious"), 0o600))
+			} else {
+				must(t, os.Mkdir(sock, 0o700))
+				must(t, os.WriteFile(filepath.Join(sock, "inside"), []byte("precious"), 0o600))
+			}
+			e := startEditor(t, data, ws, "XDG_RUNTIME_DIR=") // the socket then goes in the data directory
+			r := e.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": string(uri.File(ws)), "capabilities": map[string]any{}})
+			msg := fmt.Sprint(r["error"])
+			if !strings.Contains(msg, sock+", where the shared daemon's socket goes, is a "+kind) || !strings.Contains(msg, "--no-shared") {
+				t.Fatalf("initialize: %v", r)
+			}
+			precious := sock
+			if kind == "directory" {
+				precious = filepath.Join(sock, "inside")
+			}
+			if b, err := os.ReadFile(precious); err != nil || string(b) != "precious" {
+				t.Fatalf("%s was changed: %q %v", precious, b, err)
+			}
+		})
+	}
+}
+
+// TestShared_ForeignRuntimeDirIsRefused: a runtime directory ($XDG_RUNTIME_DIR) of another user is not
+// where alisio puts or looks for its socket.
+func TestShared_ForeignRuntimeDirIsRefused(t *testing.T) {
+	if runtime.GOOS == "windows" || os.Getuid() != 0 {
+		t.Skip("giving a directory to another user needs root (and Unix owners)")
+	}
+	data, ws, rt := t.TempDir(), t.TempDir(), t.TempDir()
+	must(t, os.Chown(rt, 65534, 65534))
+	e := startEditor(t, data, ws, "XDG_RUNTIME_DIR="+rt)
+	r := e.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": string(uri.File(ws)), "capabilities": map[string]any{}})
+	if msg := fmt.Sprint(r["error"]); !strings.Contains(msg, rt+", belongs to another user (uid 65534)") {
+		t.Fatalf("initialize: %v", r)
+	}
+}
+
 // TestShared_TwoWindowsInTheSameMillisecond: two forwarders start at once; one daemon wins the lock and both
 // windows work.
 func TestShared_TwoWindowsInTheSameMillisecond(t *testing.T) {
@@ -470,4 +516,11 @@ func TestShared_DaemonLeavesWhenItsDataDirIsRemoved(t *testing.T) {
 		}
 	}
 	_ = e.cmd.Process.Kill()
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

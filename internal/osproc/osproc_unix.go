@@ -70,3 +70,12 @@ func LinkCount(f *os.File) (uint64, error) {
 
 // Alive reports whether process pid exists (a zombie counts as existing).
 func Alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// ForeignOwner reports the owner of info when it is not the current user (and whether it is not): alisio
+// keeps its data and sockets only in places of the user's own.
+func ForeignOwner(info os.FileInfo) (uid int, foreign bool) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return int(st.Uid), true
+	}
+	return 0, false
+}

@@ -108,6 +108,9 @@ func (f *Forwarder) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 // connect reaches the owner, starting one when none answers.
 func (f *Forwarder) connect(ctx context.Context) error {
 	path := SocketPath(f.dataDir)
+	if err := checkSocket(path); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(f.ConnectTimeout)
 	started := false
 	for {

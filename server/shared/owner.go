@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -27,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 // ProtocolVersion is the "v" of the hello lines; a forwarder and an owner of different versions still speak
@@ -65,6 +67,46 @@ func SocketPath(dataDir string) string {
 	return filepath.Join(dataDir, "daemon.sock")
 }
 
+// checkSocket checks the place of the socket at path: its directory must be the user's own (the data directory
+// or the runtime directory), and whatever is at path must be a socket, which is only ever a stale one to
+// replace when the owner lock is held. A file or directory there is refused, never removed.
+func checkSocket(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the socket's directory %s: %w", dir, err)
+	}
+	if info, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("checking the socket's directory %s: %w", dir, err)
+	} else if uid, foreign := osproc.ForeignOwner(info); foreign {
+		return fmt.Errorf("the directory of the shared daemon's socket, %s, belongs to another user (uid %d), so alisio will not use it: "+
+			"fix XDG_RUNTIME_DIR, or run `alisio-lsp serve --no-shared`", dir, uid)
+	}
+	info, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("checking the shared daemon's socket %s: %w", path, err)
+	case info.IsDir() || info.Mode().IsRegular() || info.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s, where the shared daemon's socket goes, is a %s that alisio did not make; it was left alone: move it away, or run `alisio-lsp serve --no-shared`",
+			path, kindOf(info))
+	}
+	if uid, foreign := osproc.ForeignOwner(info); foreign {
+		return fmt.Errorf("the shared daemon's socket %s belongs to another user (uid %d): alisio will not talk to it; remove it, or run `alisio-lsp serve --no-shared`", path, uid)
+	}
+	return nil
+}
+
+func kindOf(info fs.FileInfo) string {
+	switch {
+	case info.IsDir():
+		return "directory"
+	case info.Mode()&fs.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "file"
+}
+
 // ErrOrphaned: the owner's data directory or socket was removed while it ran; it stops without touching the
 // store (whose files are gone).
 var ErrOrphaned = errors.New("the shared daemon's data directory or socket was removed")
@@ -75,7 +117,7 @@ var ErrRunning = errors.New("another alisio-lsp daemon owns this data directory"
 // Lock takes the owner lock of dataDir (a file lock the system releases when the process dies, however it
 // dies); the caller holds it for its life. ErrRunning when another process has it.
 func Lock(dataDir string) (*os.File, error) {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+	if err := storage.PrivateDir(dataDir, "data directory"); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dataDir, "owner.lock"), os.O_CREATE|os.O_RDWR, 0o600)
@@ -113,10 +155,10 @@ func (o *Owner) Run(ctx context.Context) error {
 		o.Idle = DefaultIdle
 	}
 	path := SocketPath(o.DataDir)
-	_ = os.Remove(path) // stale: we hold the owner lock, so no other owner listens there
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("creating the socket's directory: %w", err)
+	if err := checkSocket(path); err != nil {
+		return err
 	}
+	_ = os.Remove(path) // stale: we hold the owner lock, so no other owner listens there
 	restore := osproc.PrivateUmask()
 	ln, err := net.Listen("unix", path)
 	restore()
@@ -260,6 +302,9 @@ func (s streamWriter) Write(p []byte) (int, error) {
 // RunRemote runs a command line in the owner of dataDir, copying its output to stdout and stderr, and returns
 // its exit code; ok is false when no owner answers (run it locally then).
 func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout, stderr io.Writer) (code int, ok bool) {
+	if checkSocket(SocketPath(dataDir)) != nil {
+		return 0, false // the command then opens the store itself, and says what is wrong with the data directory
+	}
 	conn, err := net.DialTimeout("unix", SocketPath(dataDir), 2*time.Second)
 	if err != nil {
 		return 0, false

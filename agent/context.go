@@ -216,6 +216,9 @@ func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status 
 // NewSession creates a session of workspace titled title. With the memory plugin on, it starts with the
 // workspace's memories in its instructions (PH3).
 func (m *ContextManager) NewSession(title, workspace string) (storage.Session, error) {
+	if err := checkLength("session title", title, MaxTitleChars); err != nil {
+		return storage.Session{}, err
+	}
 	sess := storage.Session{Title: title, Workspace: workspace}
 	if m.Settings().Memory.Enabled {
 		ms, err := m.Store.Memories(workspace)
@@ -231,6 +234,9 @@ func (m *ContextManager) NewSession(title, workspace string) (storage.Session, e
 
 // Compact runs a manual compaction of session id with an optional focus (C3) and persists it atomically.
 func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit compaction.Emitter) (compaction.Result, error) {
+	if err := checkLength("compaction focus", focus, MaxFocusChars); err != nil {
+		return compaction.Result{}, err
+	}
 	v, err := m.Store.Transcript(id)
 	if err != nil {
 		return compaction.Result{}, err
@@ -295,4 +301,19 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 		out.chars = in.InstructionsChars + out.sum.meter.Chars() + in.ToolsChars
 	}
 	return out, perr
+}
+
+// The longest free texts the user can give besides prompts: a session title, and the focus of a manual
+// compaction (it goes into the summarizer's instructions).
+const (
+	MaxTitleChars = 200
+	MaxFocusChars = 2000
+)
+
+// checkLength refuses a text (what names it) of more than limit characters.
+func checkLength(what, text string, limit int) error {
+	if n := utf8.RuneCountInString(text); n > limit {
+		return fmt.Errorf("the %s is %d characters long; it can be at most %d: shorten it", what, n, limit)
+	}
+	return nil
 }

@@ -456,6 +456,27 @@ func TestBadInput(t *testing.T) {
 	if m := read(); errCode(m) != -32600 || m["id"] != nil {
 		t.Fatalf("id null: %v", m)
 	}
+	// Each bad request is answered with its own id, whenever it can be read, so the client's call completes.
+	for _, tc := range []struct {
+		what, frame string
+		id          float64
+		want        string
+	}{
+		{"no jsonrpc member", servertest.Frame(`{"id":20,"method":"alisio/sessions"}`), 20, `"jsonrpc" must be "2.0"`},
+		{"jsonrpc 1.0", servertest.Frame(`{"jsonrpc":"1.0","id":21,"method":"alisio/sessions"}`), 21, `"jsonrpc" must be "2.0"`},
+		{"an id but no method", servertest.Frame(`{"jsonrpc":"2.0","id":22,"params":{}}`), 22, "needs a method"},
+		{"an oversized frame", servertest.Frame(`{"jsonrpc":"2.0","id":23,"method":"alisio/prompt","params":{"text":"` + strings.Repeat("x", 2<<20) + `"}}`), 23, "limit"},
+	} {
+		send(tc.frame + ping(30))
+		if m := read(); errCode(m) != -32600 || m["id"] != tc.id || !strings.Contains(fmt.Sprint(m["error"]), tc.want) {
+			t.Fatalf("%s: %v", tc.what, m)
+		}
+		answered(tc.what, 30)
+	}
+	send(servertest.Frame(`{"jsonrpc":"2.0","id":1.5,"method":"alisio/sessions"}`))
+	if m := read(); errCode(m) != -32600 || m["id"] != 1.5 || !strings.Contains(fmt.Sprint(m["error"]), "invalid id 1.5") {
+		t.Fatalf("a fractional id: %v", m)
+	}
 	send(servertest.Frame(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"processId":1,"capabilities":{}}}`))
 	if m := read(); m["result"] == nil {
 		t.Fatalf("initialize after bad input: %v", m)
@@ -512,6 +533,29 @@ func TestStatusAfterInitialized(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestFreeTextIsCapped: a title or a compaction focus past its cap is refused with a message that says the
+// limit (a 50 MB title used to be stored and returned by every session list).
+func TestFreeTextIsCapped(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	err := e.client.Call(ctx(t), "alisio/newSession", map[string]any{"title": strings.Repeat("t", 5<<20)}, nil)
+	if err == nil || !strings.Contains(err.Error(), "session title is 5242880 characters long; it can be at most 200") {
+		t.Fatalf("a 5 MB title: %v", err)
+	}
+	var created struct{ Session string }
+	if err := e.client.Call(ctx(t), "alisio/newSession", map[string]any{"title": strings.Repeat("t", 200)}, &created); err != nil {
+		t.Fatal(err)
+	}
+	err = e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": created.Session, "focus": strings.Repeat("f", 2001)}, nil)
+	if err == nil || !strings.Contains(err.Error(), "compaction focus is 2001 characters long") {
+		t.Fatalf("a long focus: %v", err)
+	}
+	var list struct{ Sessions []struct{ Title string } }
+	if err := e.client.Call(ctx(t), "alisio/sessions", nil, &list); err != nil || len(list.Sessions) != 1 {
+		t.Fatalf("sessions: %+v %v", list, err)
+	}
 }
 
 func TestMemoriesMethod(t *testing.T) {

@@ -66,12 +66,14 @@ func (s *stream) readOne() ([]byte, jsonrpc2.Message, int64, error) {
 	}
 	if problem != "" {
 		// The header block had no usable length: its body, if any, cannot be told from what follows.
-		s.bad(jsonrpc2.ParseError, problem)
+		s.bad(nil, jsonrpc2.ParseError, problem)
 		return nil, nil, total, s.resync()
 	}
 	if length > s.maxFrame {
-		// Refused at once, without reading it: the bytes that follow are skipped up to the next header.
-		s.bad(jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes is over the %d-byte limit", length, s.maxFrame))
+		// Refused without reading it (its id is read from its first bytes, when they have arrived already): the
+		// bytes that follow are skipped up to the next header.
+		head, _ := s.in.Peek(min(int(length), 4<<10, s.in.Buffered()))
+		s.bad(leadingID(head), jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes is over the %d-byte limit", length, s.maxFrame))
 		return nil, nil, total, s.resync()
 	}
 	data, err := s.readBody(int(length))
@@ -79,26 +81,102 @@ func (s *stream) readOne() ([]byte, jsonrpc2.Message, int64, error) {
 	if err != nil {
 		return nil, nil, total, err
 	}
-	msg, err := jsonrpc2.DecodeMessage(data)
-	if err != nil {
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
 		if i := nextHeader(data); i >= 0 {
 			// A body cut short: the next frame's header arrived inside it. Answer, and read that frame.
 			s.unread(data[i:])
-			s.bad(jsonrpc2.ParseError, fmt.Sprintf("truncated message: %d of the %d bytes its Content-Length declared arrived before the next message", i, length))
+			s.bad(leadingID(data[:i]), jsonrpc2.ParseError, fmt.Sprintf("truncated message: %d of the %d bytes its Content-Length declared arrived before the next message", i, length))
 			return nil, nil, total, errBadFrame
 		}
 		code := jsonrpc2.ParseError
 		if json.Valid(data) {
-			code = jsonrpc2.InvalidRequest
+			code = jsonrpc2.InvalidRequest // JSON, but not an object
 		}
-		s.bad(code, "not a JSON-RPC message: "+clip(err.Error()))
+		s.bad(nil, code, "not a JSON-RPC message: "+clip(err.Error()))
 		return nil, nil, total, errBadFrame
 	}
-	if _, note := msg.(*jsonrpc2.Notification); note && isNullIDCall(data) {
-		s.bad(jsonrpc2.InvalidRequest, `request with "id": null: give the request a number or string id (nothing was run)`)
+	if problem := env.problem(); problem != "" {
+		s.bad(env.answerID(), jsonrpc2.InvalidRequest, problem+" (nothing was run)")
+		return nil, nil, total, errBadFrame
+	}
+	msg, err := jsonrpc2.DecodeMessage(data)
+	if err != nil {
+		s.bad(env.answerID(), jsonrpc2.InvalidRequest, "not a JSON-RPC message: "+clip(err.Error())+" (nothing was run)")
 		return nil, nil, total, errBadFrame
 	}
 	return data, msg, total, nil
+}
+
+// envelope is what the daemon checks of every message before jsonrpc2 decodes it.
+type envelope struct {
+	Version string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// problem says what makes the message invalid JSON-RPC 2.0, or "".
+func (e envelope) problem() string {
+	switch {
+	case e.Version != "2.0":
+		return fmt.Sprintf(`"jsonrpc" must be "2.0" (it is %q)`, e.Version)
+	case e.Method != nil && string(e.ID) == "null":
+		return `request with "id": null: give the request a number or string id`
+	case e.Method == nil && e.ID != nil && e.Result == nil && e.Error == nil:
+		return `message with an id but no "method": a request needs a method (and a response a "result" or an "error")`
+	case e.ID != nil && !validID(e.ID):
+		return fmt.Sprintf("invalid id %s: use a whole number or a string", clip(string(e.ID)))
+	}
+	return ""
+}
+
+// answerID is the id to answer a bad message with: its own when it is a request's, else null.
+func (e envelope) answerID() json.RawMessage {
+	if e.Method == nil && (e.Result != nil || e.Error != nil) {
+		return nil // a response is never answered
+	}
+	return e.ID
+}
+
+// validID reports an id jsonrpc2 accepts: a string or a whole number.
+func validID(id json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case string:
+		return true
+	case float64:
+		_, err := strconv.ParseInt(string(id), 10, 64)
+		return err == nil
+	}
+	return false
+}
+
+// leadingID reads the id of a message from its first bytes (a message too large or cut short), when the id
+// comes before anything that does not fit in them; else it returns nil.
+func leadingID(head []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil
+		}
+		if key == "id" && (value[0] == '"' || value[0] == '-' || value[0] >= '0' && value[0] <= '9') {
+			return value
+		}
+	}
+	return nil
 }
 
 // FrameReader reads a client's LSP frames the way the daemon does: a bad frame (no Content-Length, over the
@@ -263,23 +341,16 @@ func nextHeader(b []byte) int {
 	}
 }
 
-// isNullIDCall reports a request (it has a method) whose id is explicitly null: jsonrpc2 would take it for a
-// notification and never answer it.
-func isNullIDCall(data []byte) bool {
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(data, &probe) != nil {
-		return false
-	}
-	id, hasID := probe["id"]
-	return hasID && string(id) == "null" && len(probe["method"]) > 0
-}
-
-// bad answers a frame that cannot be handled with an error response whose id is null.
-func (s *stream) bad(code jsonrpc2.Code, message string) {
+// bad answers a frame that cannot be handled with an error response: with the request's id when it could be
+// read (nil: null), so that the client's own request gets its answer.
+func (s *stream) bad(id json.RawMessage, code jsonrpc2.Code, message string) {
 	if s.onBad != nil {
 		s.onBad(message)
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}})
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
 	_ = s.writeRaw(body)
 }
 

@@ -284,14 +284,42 @@ func Load(path string) (Config, error) {
 	if path == "" {
 		return c, nil
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readFile(path)
 	if err != nil {
-		return c, fmt.Errorf("reading config file: %w", err)
+		return c, err
 	}
 	if t := string(bytes.TrimSpace(raw)); t == "" || t == "null" {
 		return c, fmt.Errorf("%s: the config file is empty or null: write a JSON object, for example {\"provider\": {\"kind\": \"openai\", \"model\": \"...\"}}, or {} for the defaults", path)
 	}
 	return Overlay(c, raw, path)
+}
+
+// MaxFileBytes bounds a configuration file: far more than any configuration needs.
+const MaxFileBytes = 1 << 20
+
+// readFile reads the configuration file at path, which must be a regular file of at most MaxFileBytes (a
+// device such as /dev/zero, a FIFO or a directory would hang or fail obscurely).
+func readFile(path string) ([]byte, error) {
+	info, err := os.Stat(path) // before opening: opening a FIFO waits for a writer
+	if err != nil {
+		return nil, fmt.Errorf("reading config file: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("config file %s is not a regular file (%v): --config takes a JSON file", path, info.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config file: %w", err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading config file: %w", err)
+	case len(raw) > MaxFileBytes:
+		return nil, fmt.Errorf("config file %s is larger than %d KB, more than any configuration needs: is it the right file?", path, MaxFileBytes>>10)
+	}
+	return raw, nil
 }
 
 // Validate checks every range of SPEC §10.

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -82,6 +83,24 @@ func TestLoad_EmptyOrNullFileRefused(t *testing.T) {
 	// Editor settings may be null: nothing changes.
 	if c, err := Overlay(Default(), []byte("null"), "editor"); err != nil || c.Limits != Default().Limits {
 		t.Fatalf("null editor settings: %v", err)
+	}
+}
+
+// TestLoad_OnlyARegularFileOfSaneSize: a device (--config /dev/zero used to hang), a directory and a file of
+// megabytes are refused with a message naming the path.
+func TestLoad_OnlyARegularFileOfSaneSize(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, []byte(`{"x":"`+strings.Repeat("x", MaxFileBytes)+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{big: "larger than 1024 KB", t.TempDir(): "not a regular file"}
+	if runtime.GOOS != "windows" {
+		cases["/dev/zero"] = "not a regular file"
+	}
+	for path, want := range cases {
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", path, err)
+		}
 	}
 }
 

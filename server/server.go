@@ -37,6 +37,9 @@ import (
 type Options struct {
 	// Config is the configuration from the config file; editor settings are layered over it.
 	Config config.Config
+	// ConfigProblem is why the config file could not be used (Config then holds the defaults); it is shown to
+	// the user once the editor is connected.
+	ConfigProblem error
 	// DataDir overrides the data directory (--data-dir); empty: alisio.dataDir, then the per-user default.
 	DataDir string
 	Log     *zap.Logger
@@ -438,6 +441,10 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	s.shared = joinWorkspace(s.workspace)
 	s.files = s.shared.files
 	s.mu.Unlock()
+	if err := s.opts.ConfigProblem; err != nil {
+		go s.showMessage(protocol.MessageTypeError, "Alisio: "+err.Error()+". Alisio runs with the default settings and your editor's alisio settings; "+
+			"fix the file, then restart the server (Alisio: Restart Server in VS Code, :AlisioRestart in Neovim).")
+	}
 	s.applySettings(p.InitializationOptions, "initializationOptions")
 	s.openStore()
 	s.mu.Lock()

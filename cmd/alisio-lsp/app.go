@@ -30,6 +30,7 @@ type app struct {
 	stdout, stderr io.Writer
 	log            *zap.Logger
 	cfg            config.Config
+	cfgErr         error // why the configuration file was not used (serve and daemon only)
 	// cwd is where relative paths and the default workspace are taken from: the process's directory, or,
 	// for a command the shared daemon runs for a CLI, that CLI's.
 	cwd string
@@ -54,7 +55,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, 
 			"import, export, measure and compact stored sessions.",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.setup() },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.setup(cmd) },
 		RunE:              func(cmd *cobra.Command, _ []string) error { return a.forward(cmd.Context()) },
 	}
 	root.SetIn(stdin)
@@ -96,8 +97,10 @@ func (a *app) fail(err error) {
 	fmt.Fprintf(a.stderr, "alisio-lsp: %v\n", err)
 }
 
-// setup reads the configuration and starts logging.
-func (a *app) setup() error {
+// setup reads the configuration and starts logging. The servers an editor starts (serve, the shared daemon)
+// start even when the configuration file is invalid: with the defaults, and the error shown in the editor,
+// which hides their stderr.
+func (a *app) setup(cmd *cobra.Command) error {
 	level, err := zapcore.ParseLevel(a.logLevel)
 	if err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", a.logLevel)
@@ -113,14 +116,21 @@ func (a *app) setup() error {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	a.log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), sink, level))
-	if a.cfg, err = config.Load(a.path(a.configPath)); err != nil {
-		return err
+	if a.cfg, err = a.loadConfig(); err != nil {
+		if name := cmd.Name(); name != "serve" && name != "daemon" && cmd.HasParent() {
+			return err
+		}
+		a.log.Warn("invalid configuration file; running with the defaults", zap.Error(err))
+		a.cfg, a.cfgErr = config.Default(), err
 	}
 	if a.dataDir == "" {
 		a.dataDir = a.cfg.DataDir
 	}
 	return nil
 }
+
+// loadConfig reads the --config file over the defaults.
+func (a *app) loadConfig() (config.Config, error) { return config.Load(a.path(a.configPath)) }
 
 // openStore opens the session store of the data directory.
 func (a *app) openStore() (*storage.Store, error) {

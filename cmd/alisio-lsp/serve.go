@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"github.com/alisio-lsp/alisio-lsp/server/shared"
@@ -73,7 +74,12 @@ func (a *app) daemonCommand() *cobra.Command {
 			defer stop()
 			owner := &shared.Owner{DataDir: dir, Version: version(), Idle: idle, Log: a.log,
 				ServeLSP: func(ctx context.Context, conn io.ReadWriteCloser) {
-					server.Serve(ctx, conn, server.Options{Config: a.cfg, Store: st, Log: a.log, Provider: provider.DefaultOptions(), Version: version()})
+					// Each window reads the file again, so that a fixed file applies at the editor's next restart.
+					cfg, cfgErr := a.loadConfig()
+					if cfgErr != nil {
+						cfg = config.Default()
+					}
+					server.Serve(ctx, conn, server.Options{Config: cfg, ConfigProblem: cfgErr, Store: st, Log: a.log, Provider: provider.DefaultOptions(), Version: version()})
 				},
 				RunCLI: func(ctx context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
 					root, sub := newRootCommand(stdin, stdout, stderr)
@@ -182,7 +188,7 @@ func (a *app) serve(ctx context.Context) error {
 		fmt.Fprintln(a.stderr, "alisio-lsp: this is the language server; it speaks JSON-RPC on stdin/stdout and is started by your editor.\n"+
 			"See `alisio-lsp --help` for the command-line tools; Ctrl-C to quit.")
 	}
-	code := server.Serve(ctx, stdio{}, server.Options{Config: a.cfg, DataDir: a.dataDir, Log: a.log,
+	code := server.Serve(ctx, stdio{}, server.Options{Config: a.cfg, ConfigProblem: a.cfgErr, DataDir: a.dataDir, Log: a.log,
 		Provider: provider.DefaultOptions(), Version: version()})
 	_ = a.log.Sync()
 	os.Exit(code)

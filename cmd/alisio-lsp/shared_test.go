@@ -372,6 +372,35 @@ func TestShared_ForeignRuntimeDirIsRefused(t *testing.T) {
 	}
 }
 
+// TestServe_InvalidConfigFileIsShownInTheEditor: with an invalid --config, the private and the shared server
+// start anyway (they used to exit with code 1 before answering initialize, the reason only on stderr, which
+// editors hide), answer initialize and show the problem to the user.
+func TestServe_InvalidConfigFileIsShownInTheEditor(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	must(t, os.WriteFile(bad, []byte(`{"limits":{"maxContextChars":5}}`), 0o600))
+	for _, serve := range [][]string{{"--config", bad, "serve", "--no-shared"}, {"--config", bad, "serve"}} {
+		t.Run(strings.Join(serve[2:], " "), func(t *testing.T) {
+			data, ws := t.TempDir(), t.TempDir()
+			e := startServe(t, data, ws, serve)
+			e.initialize(ws)
+			for deadline := time.Now().Add(10 * time.Second); !e.noted("limits.maxContextChars"); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the configuration problem was not shown")
+				}
+			}
+			if !e.noted("runs with the default settings") || !e.noted(":AlisioRestart") {
+				t.Fatalf("notices: %v", e.notes)
+			}
+			if r := e.call("alisio/sessions", map[string]any{}); r["result"] == nil {
+				t.Fatalf("sessions with the default settings: %v", r)
+			}
+			if c := e.close(); c != 0 {
+				t.Fatalf("exit %d", c)
+			}
+		})
+	}
+}
+
 // TestShared_TwoWindowsInTheSameMillisecond: two forwarders start at once; one daemon wins the lock and both
 // windows work.
 func TestShared_TwoWindowsInTheSameMillisecond(t *testing.T) {

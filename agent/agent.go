@@ -498,26 +498,12 @@ func New(ctx context.Context, store *storage.Store, cfg config.Config, dir strin
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p, source := cfg.ActiveProvider()
+	p, _ := cfg.ActiveProvider()
 	model, err := provider.Open(p, opts)
 	if err != nil {
 		return nil, err
 	}
-	window := p.ContextWindow
-	if window == 0 {
-		w, err := model.ContextWindow(ctx)
-		if err != nil {
-			log.Warn("could not read the context window from the provider's model list", zap.Error(err))
-		}
-		key := p.BaseURL + "\x00" + p.Model
-		if w > 0 {
-			window, source = w, "models"
-			knownWindows.Store(key, w)
-		} else if last, ok := knownWindows.Load(key); ok {
-			// The provider did not answer this time: the window it gave before for this model, not a guess.
-			window, source = last.(int), "models (last known; the provider did not answer)"
-		}
-	}
+	window, source := ResolveWindow(ctx, cfg, model, log)
 	a, err := newAgent(store, cfg, dir, model, relevantfiles.NewTracker())
 	if err != nil {
 		return nil, err
@@ -535,6 +521,32 @@ func NewContextOnly(store *storage.Store, cfg config.Config, dir string, files *
 		a.Window, a.WindowSource = p.ContextWindow, source
 	}
 	return a, err
+}
+
+// ResolveWindow is the context window (tokens, 0: unknown) of cfg's active provider and where it came from:
+// the settings, else the provider's model list (asked through model, which may be nil when no provider is
+// configured), else the window the same model reported earlier in this process. The daemon, prompt, compact
+// and context all resolve it here.
+func ResolveWindow(ctx context.Context, cfg config.Config, model provider.Model, log *zap.Logger) (int, string) {
+	p, source := cfg.ActiveProvider()
+	if p.ContextWindow > 0 || model == nil {
+		return p.ContextWindow, source
+	}
+	w, err := model.ContextWindow(ctx)
+	if err != nil {
+		// Not a warning: the model call that follows says clearly when the provider cannot be reached.
+		log.Info("could not read the context window from the provider's model list", zap.Error(err))
+	}
+	key := p.BaseURL + "\x00" + p.Model
+	if w > 0 {
+		knownWindows.Store(key, w)
+		return w, "models"
+	}
+	if last, ok := knownWindows.Load(key); ok {
+		// The provider did not answer this time: the window it gave before for this model, not a guess.
+		return last.(int), "models (last known; the provider did not answer)"
+	}
+	return 0, source
 }
 
 // knownWindows remembers the window each provider model reported (base URL and model → tokens), so that a

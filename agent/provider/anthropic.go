@@ -223,6 +223,9 @@ func describeAnthropic(err error) error {
 	if e, ok := tooLarge(err); ok {
 		return e
 	}
+	if e, ok := unreachable(err); ok {
+		return e
+	}
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
 		var body struct {

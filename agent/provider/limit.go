@@ -3,7 +3,10 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 
 	"github.com/alisio-lsp/alisio-lsp/internal/limitio"
 )
@@ -40,6 +43,21 @@ func limitReply(tokens int, setting string) func(*http.Request, func(*http.Reque
 		}
 		return resp, err
 	}
+}
+
+// unreachable turns a failure to connect to the provider into one line naming the URL and the setting to fix.
+func unreachable(err error) (error, bool) {
+	var urlErr *url.Error
+	var opErr *net.OpError
+	if !errors.As(err, &urlErr) || !errors.As(err, &opErr) || opErr.Op != "dial" {
+		return nil, false
+	}
+	cause := opErr.Err.Error()
+	var sys *os.SyscallError
+	if errors.As(opErr.Err, &sys) {
+		cause = sys.Err.Error()
+	}
+	return fmt.Errorf("could not reach the provider at %s (%s): check provider.baseURL and that the server is running", urlErr.URL, cause), true
 }
 
 // tooLarge returns the ReplyTooLargeError inside err, if any, so that it reaches the user unwrapped.

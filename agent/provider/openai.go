@@ -78,6 +78,9 @@ func describe(err error) error {
 	if e, ok := tooLarge(err); ok {
 		return e
 	}
+	if e, ok := unreachable(err); ok {
+		return e
+	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message

@@ -105,6 +105,10 @@ func (a *app) setup(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", a.logLevel)
 	}
+	// Logs on stderr are lines for people ("WARN  what happened  {details}"); a --log-file gets JSON.
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	encoder := zapcore.NewJSONEncoder(enc)
 	sink := zapcore.Lock(zapcore.AddSync(a.stderr))
 	if a.logFile != "" {
 		f, err := os.OpenFile(a.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -112,10 +116,12 @@ func (a *app) setup(cmd *cobra.Command) error {
 			return fmt.Errorf("opening --log-file: %w", err)
 		}
 		sink = zapcore.Lock(f)
+	} else {
+		enc.TimeKey, enc.CallerKey = "", ""
+		enc.EncodeLevel = zapcore.CapitalLevelEncoder
+		encoder = zapcore.NewConsoleEncoder(enc)
 	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	a.log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), sink, level))
+	a.log = zap.New(zapcore.NewCore(encoder, sink, level))
 	if a.cfg, err = a.loadConfig(); err != nil {
 		if name := cmd.Name(); name != "serve" && name != "daemon" && cmd.HasParent() {
 			return err

@@ -281,6 +281,44 @@ func TestCLI_ContextApplyAndCompact(t *testing.T) {
 	}
 }
 
+// TestCLI_WindowFromTheProvider: context and compact read the window from the provider's model list as the
+// daemon and prompt do (they used to assume 200k tokens, and compact sent a summarizer request of
+// max_tokens 16000 to a 16k-token model).
+func TestCLI_WindowFromTheProvider(t *testing.T) {
+	srv := providertest.New(providertest.Script{Models: []map[string]any{{"id": "alisio-test", "object": "model", "context_length": 16000}}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	data := t.TempDir()
+	cfg := configFor(t, hs.URL)
+	gen := mustCLI(t, data, "sessions", "generate", "--messages", "200")
+	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, gen, "sessions", "import", "-"); return o }())
+	out := mustCLI(t, data, "--config", cfg, "context", id)
+	if !strings.Contains(out, "of a 16000-token window (models)") || strings.Contains(out, "next call   none") {
+		t.Fatalf("context: %s", out)
+	}
+	mustCLI(t, data, "--config", cfg, "compact", id)
+	for _, req := range srv.Requests() {
+		if max, _ := req["max_tokens"].(float64); max > 16000/4 {
+			t.Fatalf("a summarizer request asked for %v output tokens of a 16000-token window", max)
+		}
+	}
+	if len(srv.Requests()) == 0 {
+		t.Fatal("compact sent no summarizer request")
+	}
+}
+
+// TestCLI_UnreachableProviderIsOneLine: a wrong provider.baseURL gives one line that names the URL and the
+// setting (it used to print a JSON log line, then "connection refused" without either).
+func TestCLI_UnreachableProviderIsOneLine(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	_, errOut, code := cli(t, data, "", "--config", configFor(t, "http://127.0.0.1:1"), "prompt", "--workspace", ws, "hi")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code == 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "session ") || strings.Contains(errOut, `{"level"`) ||
+		!strings.Contains(errOut, "could not reach the provider at http://127.0.0.1:1/v1/") || !strings.Contains(errOut, "check provider.baseURL") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
 func TestCLI_F1ErrorIsActionable(t *testing.T) {
 	data := t.TempDir()
 	huge := strings.Repeat("x", 20000)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -46,9 +47,9 @@ func (a *app) contextManager(st *storage.Store, cmd *cobra.Command, f *contextFl
 	if err != nil {
 		return nil, err
 	}
-	_, src := cfg.ActiveProvider()
-	p, _ := cfg.ActiveProvider()
-	m := &agent.ContextManager{Store: st, Config: cfg, Summarizer: s, Window: p.ContextWindow, WindowSource: src}
+	model, _ := s.(provider.Model) // nil for the offline summarizer
+	window, source := agent.ResolveWindow(contextOf(cmd), cfg, model, a.log)
+	m := &agent.ContextManager{Store: st, Config: cfg, Summarizer: s, Window: window, WindowSource: source}
 	if f != nil {
 		m.SetToolsChars(f.toolsChars)
 	}

@@ -84,6 +84,15 @@ func (a *app) path(p string) string {
 	return filepath.Join(a.cwd, p)
 }
 
+// workspaceDir is the workspace a --workspace flag names, as an absolute, clean path resolved against the
+// caller's directory (also when the command runs inside the shared daemon); empty names the caller's directory.
+func (a *app) workspaceDir(flag string) string {
+	if flag == "" {
+		return filepath.Clean(a.cwd)
+	}
+	return filepath.Clean(a.path(flag))
+}
+
 // fail reports a command's error: with --json as a JSON line on stdout ({"v":1,"type":"error","error":…}),
 // where a program reading the output looks, else as text on stderr.
 func (a *app) fail(err error) {
@@ -111,7 +120,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 	encoder := zapcore.NewJSONEncoder(enc)
 	sink := zapcore.Lock(zapcore.AddSync(a.stderr))
 	if a.logFile != "" {
-		f, err := os.OpenFile(a.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := os.OpenFile(a.path(a.logFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return fmt.Errorf("opening --log-file: %w", err)
 		}
@@ -129,6 +138,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 		a.log.Warn("invalid configuration file; running with the defaults", zap.Error(err))
 		a.cfg, a.cfgErr = config.Default(), err
 	}
+	a.dataDir = a.path(a.dataDir) // relative paths are the caller's, also inside the shared daemon
 	if a.dataDir == "" {
 		a.dataDir = a.cfg.DataDir
 	}

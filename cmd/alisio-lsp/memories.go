@@ -1,8 +1,6 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -10,13 +8,7 @@ import (
 
 func (a *app) memoriesCommand() *cobra.Command {
 	var workspace string
-	resolve := func() string {
-		if workspace == "" {
-			workspace = a.cwd
-		}
-		abs, _ := filepath.Abs(workspace)
-		return abs
-	}
+	resolve := func() string { return a.workspaceDir(workspace) }
 	cmd := &cobra.Command{
 		Use:   "memories",
 		Short: "list or delete what the memory plugin saved for a workspace (new sessions start with these)",
@@ -42,7 +34,7 @@ func (a *app) memoriesCommand() *cobra.Command {
 					a.printf("%s  %s  %s\n", m.ID, m.CreatedAt.Local().Format("2006-01-02 15:04"), m.Text)
 				}
 				if len(ms) == 0 && !a.jsonOut {
-					a.printf("no memories for %s\n", workspace)
+					a.printf("no memories for %s\n", resolve())
 				}
 				return nil
 			})

@@ -25,19 +25,17 @@ func (a *app) promptCommand() *cobra.Command {
 			defer stop()
 			text := strings.Join(args, " ")
 			return a.withStore(func(st *storage.Store) error {
+				dir := a.workspaceDir(workspace)
 				if sessionID != "" {
 					sess, err := st.Session(sessionID)
 					if err != nil {
 						return err
 					}
-					if workspace == "" {
-						workspace = sess.Workspace
+					if workspace == "" && sess.Workspace != "" {
+						dir = sess.Workspace
 					}
 				}
-				if workspace == "" {
-					workspace = a.cwd
-				}
-				ag, err := agent.New(ctx, st, a.cfg, workspace, a.log, provider.DefaultOptions())
+				ag, err := agent.New(ctx, st, a.cfg, dir, a.log, provider.DefaultOptions())
 				if err != nil {
 					return err
 				}

@@ -31,7 +31,11 @@ func (a *app) sessionsListCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return a.withStore(func(st *storage.Store) error {
-				ss, err := st.Sessions(workspace)
+				filter := ""
+				if workspace != "" {
+					filter = a.workspaceDir(workspace)
+				}
+				ss, err := st.Sessions(filter)
 				if err != nil {
 					return err
 				}
@@ -198,14 +202,11 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", args[0], err)
 			}
-			if workspace == "" {
-				workspace = a.cwd
-			}
 			if title == "" {
 				title = filepath.Base(args[0])
 			}
 			return a.withStore(func(st *storage.Store) error {
-				sess, err := st.CreateSession(storage.Session{Title: title, Workspace: workspace, Instructions: im.Instructions}, im.Messages)
+				sess, err := st.CreateSession(storage.Session{Title: title, Workspace: a.workspaceDir(workspace), Instructions: im.Instructions}, im.Messages)
 				if err != nil {
 					return err
 				}

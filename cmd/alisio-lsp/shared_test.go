@@ -401,6 +401,40 @@ func TestServe_InvalidConfigFileIsShownInTheEditor(t *testing.T) {
 	}
 }
 
+// TestShared_RelativeWorkspaceIsTheCallers: with a shared daemon running elsewhere, a relative --workspace
+// names a folder of the caller's directory, and sessions are stored with absolute paths (prompt used to open
+// the daemon's folder, and import stored "ws2" as typed, which no later filter found).
+func TestShared_RelativeWorkspaceIsTheCallers(t *testing.T) {
+	data, daemonDir, caller := t.TempDir(), t.TempDir(), t.TempDir()
+	e := startEditor(t, data, daemonDir)
+	e.initialize(daemonDir)
+	must(t, os.Mkdir(filepath.Join(caller, "ws2"), 0o755))
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{"--data-dir", data}, args...)...)
+		cmd.Dir, cmd.Stdin = caller, strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("alisio-lsp %v: %v", args, err)
+		}
+		return string(out)
+	}
+	id := strings.TrimSpace(run(`[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`, "sessions", "import", "--workspace", "ws2/../ws2", "-"))
+	abs := filepath.Join(caller, "ws2")
+	if out := run("", "--json", "sessions", "show", id); !strings.Contains(out, `"workspace":"`+abs+`"`) {
+		t.Fatalf("stored workspace: %s", out)
+	}
+	if out := run("", "sessions", "list", "--workspace", abs); !strings.Contains(out, id) {
+		t.Fatalf("list by absolute path: %s", out)
+	}
+	if out := run("", "sessions", "list", "--workspace", "ws2"); !strings.Contains(out, id) {
+		t.Fatalf("list by relative path: %s", out)
+	}
+	if out := run("", "tools", "--workspace", "ws2"); !strings.Contains(out, abs) {
+		t.Fatalf("tools: %s", out)
+	}
+}
+
 // TestShared_TwoWindowsInTheSameMillisecond: two forwarders start at once; one daemon wins the lock and both
 // windows work.
 func TestShared_TwoWindowsInTheSameMillisecond(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,10 +16,7 @@ func (a *app) toolsCommand() *cobra.Command {
 		Short: "list the agent's tools with the size of their catalog, and what confines run_command here",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if workspace == "" {
-				workspace = a.cwd
-			}
-			workspace, _ = filepath.Abs(workspace)
+			workspace := a.workspaceDir(workspace)
 			// The catalog as the agent builds it: the built-ins and the configured MCP servers (started here).
 			ag, err := agent.NewContextOnly(nil, a.cfg, workspace, relevantfiles.NewTracker())
 			if err != nil {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -93,6 +95,21 @@ func (a *app) workspaceDir(flag string) string {
 	return filepath.Clean(a.path(flag))
 }
 
+// oneArg requires the one argument a command's usage names (SESSION, FILE, ID) and says what is missing.
+func oneArg(cmd *cobra.Command, args []string) error {
+	name := "argument"
+	if fields := strings.Fields(cmd.Use); len(fields) > 1 {
+		name = fields[1]
+	}
+	switch {
+	case len(args) == 0:
+		return fmt.Errorf("missing %s: usage: %s", name, cmd.UseLine())
+	case len(args) > 1:
+		return fmt.Errorf("%s takes one %s, not %d arguments (%s)", cmd.CommandPath(), name, len(args), strings.Join(args, " "))
+	}
+	return nil
+}
+
 // fail reports a command's error: with --json as a JSON line on stdout ({"v":1,"type":"error","error":…}),
 // where a program reading the output looks, else as text on stderr.
 func (a *app) fail(err error) {
@@ -100,7 +117,8 @@ func (a *app) fail(err error) {
 	if errors.As(err, &remote) {
 		return
 	}
-	if a.jsonOut && a.emit("error", map[string]any{"error": err.Error()}) == nil {
+	// --json also holds for errors found before the flags were read (an unknown command).
+	if (a.jsonOut || slices.Contains(a.args, "--json")) && a.emit("error", map[string]any{"error": err.Error()}) == nil {
 		return
 	}
 	fmt.Fprintf(a.stderr, "alisio-lsp: %v\n", err)

@@ -319,6 +319,36 @@ func TestCLI_UnreachableProviderIsOneLine(t *testing.T) {
 	}
 }
 
+// TestCLI_NewcomerMistakes: each common slip gets an answer that says what to do.
+func TestCLI_NewcomerMistakes(t *testing.T) {
+	data := t.TempDir()
+	if out, _, code := cli(t, data, "", "--json", "bogus"); code == 0 || !strings.Contains(out, `"type":"error"`) || !strings.Contains(out, `unknown command \"bogus\"`) {
+		t.Fatalf("--json with an unknown command: %q", out)
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "show"); code == 0 || !strings.Contains(errOut, "missing SESSION: usage: alisio-lsp sessions show SESSION") {
+		t.Fatalf("sessions show without a session: %s", errOut)
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "generate", "--messages", "-5"); code == 0 || !strings.Contains(errOut, "--messages -5") {
+		t.Fatalf("generate --messages -5: %s", errOut)
+	}
+	id := strings.TrimSpace(mustCLIIn(t, data, `[{"role":"user","content":"fix the parser bug"},{"role":"assistant","content":"ok"}]`, "sessions", "import", "-"))
+	if out := mustCLI(t, data, "sessions", "list"); !strings.Contains(out, id) || !strings.Contains(out, "fix the parser bug") {
+		t.Fatalf("a session imported from stdin is titled after its first prompt: %s", out)
+	}
+	if out := mustCLI(t, data, "sessions", "list", "--workspace", "/no/such/ws"); !strings.Contains(out, "no sessions for the workspace /no/such/ws") {
+		t.Fatalf("an empty filtered list: %s", out)
+	}
+}
+
+func mustCLIIn(t *testing.T, data, stdin string, args ...string) string {
+	t.Helper()
+	out, errOut, code := cli(t, data, stdin, args...)
+	if code != 0 {
+		t.Fatalf("alisio-lsp %v: exit %d: %s", args, code, errOut)
+	}
+	return out
+}
+
 func TestCLI_F1ErrorIsActionable(t *testing.T) {
 	data := t.TempDir()
 	huge := strings.Repeat("x", 20000)

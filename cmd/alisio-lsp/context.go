@@ -108,7 +108,7 @@ func (a *app) compactCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compact SESSION",
 		Short: "compact a session now: older messages become a checkpoint, recent turns stay verbatim",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(func(st *storage.Store) error {
 				m, err := a.contextManager(st, cmd, nil)
@@ -130,7 +130,7 @@ func (a *app) contextCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "context SESSION",
 		Short: "show the context meter and what the next model call would do (--apply: do it and save it)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(func(st *storage.Store) error {
 				m, err := a.contextManager(st, cmd, &f)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
@@ -16,6 +18,14 @@ func (a *app) sessionsGenerateCommand() *cobra.Command {
 		Short: "print a synthetic coding-agent transcript (for trying the tools without an API key)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			switch {
+			case messages < 1 || messages > 10_000_000:
+				return fmt.Errorf("--messages %d: give a number of messages from 1 to 10000000", messages)
+			case resultChars < 1:
+				return fmt.Errorf("--result-chars %d: give a size of 1 or more", resultChars)
+			case hugeEvery < 0:
+				return fmt.Errorf("--huge-every %d: give 0 (never) or more", hugeEvery)
+			}
 			f, err := formats.ParseFormat(format, false)
 			if err != nil {
 				return err

@@ -42,7 +42,7 @@ func (a *app) memoriesCommand() *cobra.Command {
 	}, &cobra.Command{
 		Use:   "delete ID",
 		Short: "delete one memory of the workspace",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.withStore(func(st *storage.Store) error {
 				if err := st.DeleteMemory(resolve(), args[0]); err != nil {

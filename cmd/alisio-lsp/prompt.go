@@ -113,7 +113,7 @@ func (a *app) sessionsRecoverCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "recover SESSION --acknowledge",
 		Short: "record that the uncertain tool calls of a session have an unknown outcome, so it can continue",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.withStore(func(st *storage.Store) error {
 				calls, err := agent.Recover(st, args[0], ack)

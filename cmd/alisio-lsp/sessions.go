@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
@@ -50,7 +51,11 @@ func (a *app) sessionsListCommand() *cobra.Command {
 						s.Head.ViewLen, clip(s.Title, 30), s.Workspace)
 				}
 				if len(ss) == 0 && !a.jsonOut {
-					a.printf("no sessions in %s (import one with: alisio-lsp sessions import FILE)\n", st.Dir())
+					if filter != "" {
+						a.printf("no sessions for the workspace %s (alisio-lsp sessions list shows every workspace's)\n", filter)
+					} else {
+						a.printf("no sessions in %s (import one with: alisio-lsp sessions import FILE)\n", st.Dir())
+					}
 				}
 				return nil
 			})
@@ -70,7 +75,7 @@ func (a *app) sessionsShowCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
 		Short: "show a session's effective transcript (--all: the full history, compacted messages included)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.withStore(func(st *storage.Store) error {
 				v, msgs, err := st.Read(args[0], all)
@@ -167,7 +172,7 @@ func (a *app) sessionsDeleteCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete SESSION",
 		Short: "delete a session and all its messages",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.withStore(func(st *storage.Store) error {
 				if err := st.DeleteSession(args[0]); err != nil {
@@ -188,7 +193,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "create a session from an OpenAI or Anthropic transcript (FILE or - for stdin); prints its ID",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := formats.ParseFormat(format, true)
 			if err != nil {
@@ -203,7 +208,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", args[0], err)
 			}
 			if title == "" {
-				title = filepath.Base(args[0])
+				title = importTitle(args[0], im.Messages)
 			}
 			return a.withStore(func(st *storage.Store) error {
 				sess, err := st.CreateSession(storage.Session{Title: title, Workspace: a.workspaceDir(workspace), Instructions: im.Instructions}, im.Messages)
@@ -252,7 +257,7 @@ func (a *app) sessionsExportCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export SESSION",
 		Short: "print what the model would receive next as {\"messages\":[...]} (--all: the full history with flags)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := formats.ParseFormat(format, false)
 			if err != nil {
@@ -270,4 +275,17 @@ func (a *app) sessionsExportCommand() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "openai", "output format: openai or anthropic")
 	cmd.Flags().BoolVar(&all, "all", false, "export the full history, each message with an \"alisio\" field of flags")
 	return cmd
+}
+
+// importTitle names an imported session: after its file, or for stdin after its first prompt.
+func importTitle(file string, msgs []transcript.Message) string {
+	if file != "-" {
+		return filepath.Base(file)
+	}
+	for _, m := range msgs {
+		if m.StartsTurn() && strings.TrimSpace(m.Text) != "" {
+			return agent.SessionTitle(m.Text)
+		}
+	}
+	return "Imported from standard input"
 }

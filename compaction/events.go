@@ -45,11 +45,12 @@ type Event struct {
 	Messages       int      `json:"messages,omitempty"`
 	UncertainCalls []string `json:"uncertainCalls,omitempty"`
 	DurationMs     int64    `json:"durationMs,omitempty"`
-	// Plugins are the plugins' reports (compaction_completed); Plugin and Hook name the hook that failed
-	// (plugin_hook_failed).
+	// Plugins are the plugins' reports (compaction_completed); Plugin and Hook name the hook that failed and
+	// Cause says why (plugin_hook_failed, whose Reason is the compaction's, like every event's).
 	Plugins []PluginReport `json:"plugins,omitempty"`
 	Plugin  string         `json:"plugin,omitempty"`
 	Hook    string         `json:"hook,omitempty"`
+	Cause   string         `json:"cause,omitempty"`
 	// Message is a sentence for the user; Error the underlying error when something failed.
 	Message string `json:"message,omitempty"`
 	Error   string `json:"error,omitempty"`

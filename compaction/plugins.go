@@ -87,9 +87,16 @@ func beforeHooks(ctx context.Context, opts Options, emit Emitter) extension {
 				continue
 			}
 		}
-		emit.emit(Event{Type: EventHookFailed, Plugin: p.Name(), Hook: "beforeCompact", Reason: opts.Reason, Message: err.Error()})
+		emit.emit(hookFailed(p.Name(), "beforeCompact", opts.Reason, err))
 	}
 	return ext
+}
+
+// hookFailed is the plugin_hook_failed event of plugin's hook in a compaction for reason: cause holds the
+// failure's own words, message a sentence for the user.
+func hookFailed(plugin, hook string, reason Reason, err error) Event {
+	return Event{Type: EventHookFailed, Plugin: plugin, Hook: hook, Reason: reason, Cause: err.Error(),
+		Message: fmt.Sprintf("the %s plugin's %s hook failed (%v); the compaction went on without it", plugin, hook, err)}
 }
 
 func compileFields(plugin string, raw map[string]json.RawMessage, taken map[string]extField) (map[string]extField, error) {
@@ -206,7 +213,7 @@ func afterHooks(ctx context.Context, ext extension, opts Options, cp Checkpoint,
 			res, err = p.AfterCompact(ctx, in)
 		}
 		if err != nil {
-			emit.emit(Event{Type: EventHookFailed, Plugin: p.Name(), Hook: "afterCompact", Reason: opts.Reason, Message: err.Error()})
+			emit.emit(hookFailed(p.Name(), "afterCompact", opts.Reason, err))
 			continue
 		}
 		if s := strings.TrimSpace(res.InjectContext); s != "" {

@@ -108,7 +108,7 @@ func TestCompact_PluginFailuresNeverStopACompaction(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &scripted{replies: []compaction.SummaryReply{{Text: tc.reply}}}
 			view := transcripttest.Generate(transcripttest.Default(40))
-			_, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 4000, Plugins: tc.plugins}, s)
+			_, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 4000, Plugins: tc.plugins, Reason: compaction.ReasonManual}, s)
 			if err != nil {
 				t.Fatalf("a plugin failure stopped the compaction: %v", err)
 			}
@@ -116,8 +116,8 @@ func TestCompact_PluginFailuresNeverStopACompaction(t *testing.T) {
 			for _, e := range rec.events {
 				if e.Type == compaction.EventHookFailed {
 					failed = append(failed, e.Plugin+":"+e.Hook)
-					if !strings.Contains(e.Message, tc.reason) {
-						t.Errorf("reason %q does not say %q", e.Message, tc.reason)
+					if !strings.Contains(e.Cause, tc.reason) || !strings.Contains(e.Message, e.Cause) || e.Reason != compaction.ReasonManual {
+						t.Errorf("event %+v: its cause does not say %q, or its reason is not the compaction's", e, tc.reason)
 					}
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -199,6 +200,11 @@ func decodeStrict(raw []byte, v any, prefix string) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			if path := unknownField(raw, reflect.TypeOf(v)); path != "" {
+				return fmt.Errorf("unknown setting %s%s (see the configuration reference in the README)", prefix, path)
+			}
+		}
 		return explainDecode(err, prefix)
 	}
 	if tok, err := dec.Token(); err != io.EOF {
@@ -251,6 +257,90 @@ func explainDecode(err error, prefix string) error {
 		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, err)
 	}
 	return err
+}
+
+// unknownField is the dotted path of the first key of raw that t (a struct, through pointers, maps and slices)
+// has no field for, such as compaction.bogus or plugins[0].bogus; "" when every key is known.
+func unknownField(raw []byte, t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return ""
+		}
+		for _, k := range sortedKeys(m) {
+			if path := unknownField(m[k], t.Elem()); path != "" {
+				return k + "." + path
+			}
+		}
+	case reflect.Slice:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return ""
+		}
+		for i, item := range items {
+			if path := unknownField(item, t.Elem()); path != "" {
+				return fmt.Sprintf("[%d].%s", i, path)
+			}
+		}
+	case reflect.Struct:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return ""
+		}
+		for _, k := range sortedKeys(m) {
+			field, ok := jsonField(t, k)
+			if !ok {
+				return k
+			}
+			if path := unknownField(m[k], field.Type); path != "" {
+				if strings.HasPrefix(path, "[") {
+					return k + path
+				}
+				return k + "." + path
+			}
+		}
+	}
+	return ""
+}
+
+// jsonField finds the field of struct t that encoding/json decodes key into (embedded structs included).
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			inner := f.Type
+			for inner.Kind() == reflect.Pointer {
+				inner = inner.Elem()
+			}
+			if inner.Kind() == reflect.Struct {
+				if g, ok := jsonField(inner, key); ok {
+					return g, true
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if name != "-" && f.IsExported() && strings.EqualFold(name, key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // kindName says in JSON words what a Go type accepts.

@@ -167,7 +167,7 @@ export function eventMessage(ev: AlisioEvent): { level: 'info' | 'warning' | 'er
     case 'context_reduced':
       return { level: 'info', text: `Alisio: ${ev.messages} large message(s) trimmed to fit the budget` };
     case 'plugin_hook_failed':
-      return { level: 'warning', text: `Alisio: plugin ${ev.plugin} (${ev.hook}) failed: ${ev.message}` };
+      return { level: 'warning', text: `Alisio: ${ev.message}` };
   }
   return undefined;
 }

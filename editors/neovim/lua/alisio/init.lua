@@ -154,7 +154,7 @@ local function on_event(ev)
   elseif t == 'context_reduced' then
     notify(string.format('%d large message(s) trimmed to fit the budget', ev.messages or 0))
   elseif t == 'plugin_hook_failed' then
-    notify(string.format('plugin %s (%s) failed: %s', ev.plugin or '?', ev.hook or '?', ev.message or ''), levels.WARN)
+    notify(ev.message or string.format('the %s plugin failed', ev.plugin or '?'), levels.WARN)
   elseif t == 'delta' and ev.text and ev.text ~= '' and streaming(ev) then
     state.turn.session = state.turn.session or ev.session
     chat.append(ev.text)

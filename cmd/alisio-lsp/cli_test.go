@@ -349,6 +349,34 @@ func mustCLIIn(t *testing.T, data, stdin string, args ...string) string {
 	return out
 }
 
+// TestCLI_TryScriptWorksAnywhere: the README's try-it-yourself script runs its tools without error in any
+// workspace (the demo's script only fits the demo's own).
+func TestCLI_TryScriptWorksAnywhere(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "try", "script.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var script providertest.Script
+	if err := json.Unmarshal(raw, &script); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(providertest.New(script))
+	defer hs.Close()
+	data, ws := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("TODO: try alisio\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := mustCLI(t, data, "--json", "--config", configFor(t, hs.URL), "prompt", "--workspace", ws, "look around")
+	if strings.Contains(out, `"isError":true`) || strings.Count(out, `"isError":false`) != 2 || !strings.Contains(out, "turn_completed") {
+		t.Fatalf("%s", out)
+	}
+	var session struct{ ID string }
+	_ = json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &session)
+	if export := mustCLI(t, data, "sessions", "export", session.ID); !strings.Contains(export, "notes.txt:1: TODO: try alisio") {
+		t.Fatalf("the search result is not in the session: %s", export)
+	}
+}
+
 func TestCLI_F1ErrorIsActionable(t *testing.T) {
 	data := t.TempDir()
 	huge := strings.Repeat("x", 20000)

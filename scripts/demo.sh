@@ -12,17 +12,21 @@ provider_pid=""
 trap '[ -n "$provider_pid" ] && kill "$provider_pid" 2>/dev/null; rm -rf "$data"' EXIT
 run() { echo; echo "\$ alisio-lsp $*"; "$bin" --data-dir "$data" "$@"; }
 
-echo "== 1. A long session: 3000 messages of reads, searches and test runs, some outputs huge"
+echo "== 1. A long session: 3000 messages of reads, searches and test runs, some outputs huge."
+echo "   Its text is synthetic (random words in the shape of a coding session), so the checkpoints below read as word salad."
 "$bin" sessions generate --messages 3000 > "$data/session.json"
 echo "\$ alisio-lsp sessions import session.json"
 id=$("$bin" --data-dir "$data" sessions import --title "demo: fix the storage bug" "$data/session.json")
 echo "$id"
 
-echo; echo "== 2. The context meter with a 128k-token model and the default 800k-char budget"
+echo; echo "== 2. The context meter for a model with a 128k-token window: the window, not the 800k-char default of"
+echo "   limits.maxContextChars, sets the limit here (about 4 chars a token, less what is kept for the reply)"
 run context "$id" --context-window 128000
 
-echo; echo "== 3. Before the next model call, as the agent does it: compaction keeps the last 8 turns verbatim,"
-echo "   then the huge tool outputs among them are reduced in place to fit a 100k-char budget"
+echo; echo "== 3. Before the next model call, as the agent does it, with a 100k-char budget: compaction keeps the last"
+echo "   8 turns verbatim, then the huge tool outputs among them are trimmed in place so that the request fits the"
+echo "   limit. Those 8 turns alone hold more than 85% of 100k, so the meter still calls for a compaction: only a"
+echo "   smaller compaction.keepTurns or a larger budget would bring it under that point."
 run context "$id" --context-window 128000 --keep-turns 8 --max-context-chars 100000 --apply
 
 echo; echo "== 4. Invalid settings are refused with the field, the value and the range"

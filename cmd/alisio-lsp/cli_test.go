@@ -293,7 +293,7 @@ func TestCLI_WindowFromTheProvider(t *testing.T) {
 	gen := mustCLI(t, data, "sessions", "generate", "--messages", "200")
 	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, gen, "sessions", "import", "-"); return o }())
 	out := mustCLI(t, data, "--config", cfg, "context", id)
-	if !strings.Contains(out, "of a 16000-token window (models)") || strings.Contains(out, "next call   none") {
+	if !strings.Contains(out, "window      16,000 tokens (read from the provider's model list)") || strings.Contains(out, "next call   sends as is") {
 		t.Fatalf("context: %s", out)
 	}
 	mustCLI(t, data, "--config", cfg, "compact", id)

@@ -2,7 +2,7 @@ package main
 
 import (
 	"encoding/json"
-
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -172,21 +172,74 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 		_ = json.Unmarshal(raw, &fields)
 		return a.emit("status", fields)
 	}
+	cfg := m.Settings()
+	thr := s.Threshold
 	a.printf("session     %s (%d messages)\n", s.Session, s.Messages)
-	a.printf("used        %d of %d chars (%.0f%%): instructions %d + transcript %d; tool catalog %d (not counted)\n",
-		s.UsedChars, s.HardLimit, 100*float64(s.UsedChars)/float64(s.HardLimit), s.InstructionsChars, s.TranscriptChars, s.ToolsChars)
-	a.printf("request     ≈ %d tokens of a %d-token window (%s)\n", s.EstimatedTokens, s.Window, s.WindowSource)
-	a.printf("threshold   %.2f — window rule at %.0f%%, chars rule at %.0f%%\n", s.Threshold, 100*s.WindowFraction, 100*s.CharsFraction)
+	a.printf("size        %s chars ≈ %s tokens: instructions %s + conversation %s", thousands(s.UsedChars), thousands(s.EstimatedTokens),
+		thousands(s.InstructionsChars), thousands(s.TranscriptChars))
+	if s.ToolsChars > 0 {
+		a.printf(" (the tool catalog's %s chars are sent too)", thousands(s.ToolsChars))
+	}
+	a.printf("\n")
+	a.printf("window      %s tokens (%s)\n", thousands(s.Window), windowFrom(s.WindowSource))
+	if s.HardLimit < cfg.Limits.MaxContextChars {
+		a.printf("limit       %s chars: what fits in that window at about 4 chars a token, after %s tokens kept for the reply (limits.maxContextChars, %s, is higher)\n",
+			thousands(s.HardLimit), thousands(cfg.Limits.MaxOutputTokens), thousands(cfg.Limits.MaxContextChars))
+	} else {
+		a.printf("limit       %s chars (limits.maxContextChars)\n", thousands(s.HardLimit))
+	}
+	a.printf("            the session holds %.0f%% of it\n", 100*float64(s.UsedChars)/float64(max(s.HardLimit, 1)))
+	a.printf("compaction  starts past %.0f%% of the window (%s tokens; the request is at %.0f%% of that) or of limits.maxContextChars (%s chars; at %.0f%%)\n",
+		100*thr, thousands(int(thr*float64(s.Window))), 100*s.WindowFraction, thousands(int(thr*float64(cfg.Limits.MaxContextChars))), 100*s.CharsFraction)
 	if len(s.UncertainCalls) > 0 {
 		a.printf("uncertain   %s (recover before compacting)\n", strings.Join(s.UncertainCalls, ", "))
 	}
 	if s.LastCheckpointPartial {
 		a.printf("checkpoint  partial (raise compaction.maxOutputTokens)\n")
 	}
-	next := s.NextAction
-	if !s.Auto && strings.HasPrefix(next, "compact") {
-		next = "none (automatic compaction is disabled)"
-	}
-	a.printf("next call   %s\n", next)
+	a.printf("next call   %s\n", nextCall(s))
 	return nil
+}
+
+// windowFrom says in words where the window came from.
+func windowFrom(source string) string {
+	switch {
+	case strings.HasPrefix(source, "models"):
+		return "read from the provider's model list" + strings.TrimPrefix(source, "models")
+	case strings.HasPrefix(source, "maxContextChars"):
+		return "not known: limits.maxContextChars ÷ 4" + strings.TrimPrefix(source, "maxContextChars")
+	}
+	if source == "config" {
+		return "from your settings"
+	}
+	return "from your settings: " + source
+}
+
+// nextCall says what the next model call does first.
+func nextCall(s agent.Status) string {
+	switch {
+	case strings.HasPrefix(s.NextAction, "compact") && !s.Auto:
+		return "sends as is: compaction is due, but automatic compaction is off (compaction.auto)"
+	case s.NextAction == "compact (window)":
+		return "compacts first: the request is past the window's compaction point"
+	case strings.HasPrefix(s.NextAction, "compact"):
+		return "compacts first: the session is past limits.maxContextChars's compaction point"
+	case s.NextAction == "reduce":
+		return "trims the largest kept tool outputs in place to fit the limit"
+	}
+	return "sends as is"
+}
+
+// thousands writes n with comma separators.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }

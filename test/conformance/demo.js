@@ -17,7 +17,11 @@ async function main() {
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
   let lastMeter = '';
   conn.onNotification('alisio/status', (s) => {
-    const meter = `[meter] ${s.usedChars}/${s.hardLimit} chars · ≈${s.estimatedTokens} tok (calibrated ${s.calibratedTokens}, reported ${s.lastReportedTokens}) of ${s.window} (${s.windowSource}) · window ${(100 * s.windowFraction).toFixed(1)}% of threshold${s.compacting ? ' · compacting' : ''}`;
+    const window = s.windowSource.startsWith('models') ? "from the provider's model list" : s.windowSource;
+    const reported = s.lastReportedTokens ? `; the provider counted ${s.lastReportedTokens} for the last request, so by its count about ${s.calibratedTokens}` : '';
+    const meter = `[meter] ${s.usedChars} of ${s.hardLimit} chars used · about ${s.estimatedTokens} tokens at 4 chars a token${reported} · ` +
+      `window ${s.window} tokens (${window}) · compaction starts at ${Math.round(100 * s.threshold)}% of it: the request is at ` +
+      `${(100 * s.windowFraction).toFixed(1)}% of that point${s.compacting ? ' · compacting now' : ''}`;
     if (meter !== lastMeter) console.log(meter);
     lastMeter = meter;
   });

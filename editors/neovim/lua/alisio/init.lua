@@ -512,8 +512,9 @@ function M.context()
           human(st.usedChars), human(st.hardLimit), human(st.estimatedTokens))
         or string.format('Hard limit: %s of %s chars. Estimated %s tokens of a %s-token window (%s).', human(st.usedChars), human(st.hardLimit),
           human(st.estimatedTokens), human(st.window), st.windowSource or '?')),
-      string.format('Threshold %.0f%%: window rule at %.0f%%, chars rule at %.0f%%. Next: %s.', (st.threshold or 0) * 100,
-        (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100, st.nextAction or '?'),
+      string.format('Compaction starts past %.0f%% of the window (the request is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%). Next model call: %s.',
+        (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100,
+        (st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce' and 'trims large tool outputs to fit' or 'sends as is'),
     }
     if st.uncertainCalls and #st.uncertainCalls > 0 then
       table.insert(lines, 'Uncertain tool calls: ' .. table.concat(st.uncertainCalls, ', ') .. ' (:AlisioRecover)')

@@ -9,6 +9,7 @@ const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { tmpdir } = require('./tmp.js');
 const { create, webviewView } = require('./fake-vscode.js');
 
 const BIN = process.env.ALISIO_BIN;
@@ -41,7 +42,7 @@ async function until(what, cond, ms = 20000) {
 }
 
 function startProvider(script) {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-vsc-')), 'script.json');
+  const file = path.join(tmpdir('alisio-vsc-'), 'script.json');
   fs.writeFileSync(file, JSON.stringify(script));
   const proc = spawn(PROVIDER, ['--script', file]);
   return new Promise((resolve, reject) => {
@@ -55,8 +56,8 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     { toolCalls: [{ id: 'call_b', name: 'run_command', arguments: JSON.stringify({ command: "head -c 6000 /dev/zero | tr '\\0' b" }) }] },
     { text: 'hello from the test provider' },
   ] });
-  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-ws-'));
-  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-data-'));
+  const ws = tmpdir('alisio-ws-');
+  const data = tmpdir('alisio-data-');
   fs.writeFileSync(path.join(ws, 'main.go'), 'package main\n');
   const settings = { alisio: { serverPath: BIN, dataDir: data, limits: { maxContextChars: 20000 }, mcpServers: { docs: { command: '/nonexistent/docs-mcp' } },
     provider: { kind: 'openai', baseURL: url, model: 'alisio-test' } } };
@@ -123,7 +124,7 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
 });
 
 test('a missing server gives a clear message with a way to install it', async () => {
-  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-ws-'));
+  const ws = tmpdir('alisio-ws-');
   const { vscode, shown } = create({ alisio: { serverPath: '/nonexistent/alisio-lsp' } }, ws, { errorChoice: 'How to install' });
   const ext = loadExtension(vscode);
   await ext.activate({ subscriptions: [] });
@@ -133,7 +134,7 @@ test('a missing server gives a clear message with a way to install it', async ()
 
 test('the server: alisio.serverPath when set, else the binary a platform .vsix carries, else alisio-lsp from PATH', () => {
   const ext = loadExtension(create({}, os.tmpdir(), {}).vscode);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-ext-'));
+  const dir = tmpdir('alisio-ext-');
   try {
     assert.strictEqual(ext.serverCommand('', dir, 'linux'), 'alisio-lsp');
     fs.mkdirSync(path.join(dir, 'server'));

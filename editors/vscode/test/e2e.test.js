@@ -10,6 +10,7 @@ const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { tmpdir } = require('./tmp.js');
 const net = require('node:net');
 
 const E2E = process.env.ALISIO_E2E === '1';
@@ -18,11 +19,12 @@ const BIN = process.env.ALISIO_BIN;
 const PROVIDER = process.env.ALISIO_TESTPROVIDER;
 const VSIX = process.env.ALISIO_VSIX || path.join(__dirname, '..', 'dist', 'alisio-linux-x64.vsix');
 
-/** shot is where a screenshot named name goes: $ALISIO_SCREENSHOTS, or a temp dir. */
+let shotsDir;
+/** shot is where a screenshot named name goes: $ALISIO_SCREENSHOTS, or a temp dir removed at exit. */
 function shot(name) {
-  const dir = process.env.ALISIO_SCREENSHOTS ? path.resolve(__dirname, '..', '..', '..', process.env.ALISIO_SCREENSHOTS) : fs.mkdtempSync(path.join(os.tmpdir(), 'alisio-shots-'));
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, name);
+  shotsDir ??= process.env.ALISIO_SCREENSHOTS ? path.resolve(__dirname, '..', '..', '..', process.env.ALISIO_SCREENSHOTS) : tmpdir('alisio-shots-');
+  fs.mkdirSync(shotsDir, { recursive: true });
+  return path.join(shotsDir, name);
 }
 
 function freePort() {

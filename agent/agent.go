@@ -253,6 +253,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			a.emit(Event{Session: id, Kind: EventReply, Result: res.Reply})
 			return res, nil
 		}
+		a.Tools.SetOutputChars(a.ToolOutputCap())
 		for _, call := range reply.Message.ToolCalls {
 			a.emit(Event{Session: id, Kind: EventToolCall, Call: call})
 			out, isErr := a.runTool(ctx, call)

@@ -124,6 +124,21 @@ func (m *ContextManager) budget() compaction.Budget {
 	return compaction.BudgetFor(m.Settings(), m.Window, m.WindowSource)
 }
 
+// Bounds of ToolOutputCap: what a tool result may hold at least and at most, in chars.
+const (
+	minToolOutput = 2_000
+	maxToolOutput = 30_000
+)
+
+// ToolOutputCap is the most one tool result may hold for the model in force: a sixteenth of the hard limit,
+// between 2,000 and 30,000 chars. A small window then holds several reads in its kept turns instead of
+// crossing the compaction threshold at every turn; the head and tail of a longer result are kept, with a
+// note saying what was left out and how to read it.
+func (m *ContextManager) ToolOutputCap() int {
+	limit, _ := m.budget().HardLimit(m.ToolsChars())
+	return min(max(limit/16, minToolOutput), maxToolOutput)
+}
+
 // options are the summarizer settings: the output budget and, for a model, the input one call may take
 // (the effective window minus the output budget, with a 10% margin for the estimate).
 func (m *ContextManager) options(sess storage.Session, reason compaction.Reason, focus string) compaction.Options {

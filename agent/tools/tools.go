@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -68,6 +69,22 @@ type Set struct {
 	srcMu   sync.RWMutex
 	sources []Source
 	owner   map[string]Source
+
+	// outputChars, when set, is the cap on tool results in force, which follows the model's window (see
+	// SetOutputChars); else limits.OutputChars.
+	outputChars atomic.Int64
+}
+
+// SetOutputChars sets the cap on every tool result from the next call on (0: back to Limits.OutputChars).
+// The agent sizes it from the model's window, so that a small window is not filled by a few reads.
+func (s *Set) SetOutputChars(n int) { s.outputChars.Store(int64(n)) }
+
+// OutputChars is the cap on tool results in force.
+func (s *Set) OutputChars() int {
+	if n := s.outputChars.Load(); n > 0 {
+		return int(n)
+	}
+	return s.limits.OutputChars
 }
 
 // Source is a provider of tools beyond the built-ins: an MCP server. Its tool names are unique in the
@@ -120,7 +137,7 @@ func New(dir string, limits Limits) (*Set, error) {
 		name, desc, params string
 		run                func(ctx context.Context, args map[string]any) (string, error)
 	}{
-		{"read_file", "Read a text file of the workspace, optionally a range of lines (1-based, inclusive).",
+		{"read_file", "Read a text file of the workspace, optionally a range of lines (1-based, inclusive). A long file comes back as its first and last lines with a note naming the lines left out: read those with startLine and endLine.",
 			`{"type":"object","properties":{"path":{"type":"string","description":"path relative to the workspace root"},"startLine":{"type":"integer","minimum":1},"endLine":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`, s.readFile},
 		{"list_dir", "List a directory of the workspace (directories end with /).",
 			`{"type":"object","properties":{"path":{"type":"string","description":"path relative to the workspace root; . for the root"}},"required":["path"],"additionalProperties":false}`, s.listDir},
@@ -261,7 +278,7 @@ func (s *Set) Run(ctx context.Context, name, arguments string) (result string, i
 		s.srcMu.RUnlock()
 		if src != nil {
 			out, isErr := src.Call(ctx, name, arguments)
-			return capOutput(out, s.limits.OutputChars), isErr
+			return capOutput(out, s.OutputChars()), isErr
 		}
 		var names []string
 		for _, t := range s.Specs() {
@@ -281,7 +298,7 @@ func (s *Set) Run(ctx context.Context, name, arguments string) (result string, i
 	if err != nil {
 		return "Error: " + err.Error(), true
 	}
-	return capOutput(out, s.limits.OutputChars), false
+	return capOutput(out, s.OutputChars()), false
 }
 
 func oneLine(err error) string {
@@ -411,6 +428,12 @@ func (s *Set) readFile(_ context.Context, args map[string]any) (string, error) {
 	}
 	s.note(p, false)
 	lines := strings.SplitAfter(string(raw), "\n")
+	if lines[len(lines)-1] == "" { // the text after the last line break: no line
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) == 0 {
+		return "", nil
+	}
 	start, end := intArg(args, "startLine", 1), intArg(args, "endLine", len(lines))
 	if start > len(lines) {
 		return "", fmt.Errorf("%s has %d lines; startLine %d is past the end", p, len(lines), start)
@@ -419,7 +442,37 @@ func (s *Set) readFile(_ context.Context, args map[string]any) (string, error) {
 	if end < start {
 		return "", fmt.Errorf("endLine %d is before startLine %d", end, start)
 	}
-	return strings.Join(lines[start-1:end], ""), nil
+	return capLines(lines[start-1:end], start, len(lines), s.OutputChars()), nil
+}
+
+// capLines joins lines (the first is line first of a file of total lines) when they fit in limit chars;
+// else it keeps whole lines from the head (two thirds) and the tail, and says which lines it left out and
+// how to read them. A file of few, huge lines is cut by chars instead.
+func capLines(lines []string, first, total, limit int) string {
+	text := strings.Join(lines, "")
+	if limit <= 0 || utf8.RuneCountInString(text) <= limit {
+		return text
+	}
+	budget := limit - 200 // room for the note
+	head, used := 0, 0
+	for head < len(lines) && used+utf8.RuneCountInString(lines[head]) <= budget*2/3 {
+		used += utf8.RuneCountInString(lines[head])
+		head++
+	}
+	tail := len(lines)
+	for tail > head && used+utf8.RuneCountInString(lines[tail-1]) <= budget {
+		used += utf8.RuneCountInString(lines[tail-1])
+		tail--
+	}
+	if head == 0 || tail == len(lines) {
+		return text // capOutput cuts it by chars
+	}
+	from, to := first+head, first+tail-1
+	omitted := utf8.RuneCountInString(text) - used
+	return strings.Join(lines[:head], "") +
+		fmt.Sprintf("[… lines %d–%d of %d left out (%d chars) to save the context window; read_file with startLine %d and endLine %d shows them …]\n",
+			from, to, total, omitted, from, to) +
+		strings.Join(lines[tail:], "")
 }
 
 func intArg(args map[string]any, key string, def int) int {
@@ -605,7 +658,7 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 		return "", fmt.Errorf("running the command: %w", err)
 	}
 	defer r.Close()
-	out := newBoundedOutput(4 * max(s.limits.OutputChars, 1000))
+	out := newBoundedOutput(4 * max(s.OutputChars(), 1000))
 	copied := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, r)
@@ -622,7 +675,7 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 	text := strings.ToValidUTF8(out.String(), "�")
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		return "", fmt.Errorf("the command did not finish within %v and was killed; output so far:\n%s", timeout, capOutput(text, s.limits.OutputChars/2))
+		return "", fmt.Errorf("the command did not finish within %v and was killed; output so far:\n%s", timeout, capOutput(text, s.OutputChars()/2))
 	case ctx.Err() != nil:
 		return "", fmt.Errorf("the command was cancelled")
 	}

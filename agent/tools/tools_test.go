@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -131,5 +132,38 @@ func TestTools_KeepLineEndings(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "win.txt")); string(b) != "x\r\ny\r\n" {
 		t.Errorf("rewritten win.txt = %q", b)
+	}
+}
+
+// TestReadFile_LongFileKeepsHeadAndTailAndSaysWhatToReadNext: a file longer than the output cap comes back
+// as whole lines from its head and tail with a note naming the lines left out, and the ranged read the note
+// names returns them.
+func TestReadFile_LongFileKeepsHeadAndTailAndSaysWhatToReadNext(t *testing.T) {
+	s, ws := workspace(t)
+	var b strings.Builder
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&b, "line %d of the long file\n", i)
+	}
+	must(t, os.WriteFile(filepath.Join(ws, "long.txt"), []byte(b.String()), 0o644))
+	s.SetOutputChars(3000)
+	out, isErr := s.Run(context.Background(), "read_file", `{"path":"long.txt"}`)
+	if isErr || !strings.HasPrefix(out, "line 1 of the long file\n") || !strings.HasSuffix(out, "line 1000 of the long file\n") || len(out) > 3000 {
+		t.Fatalf("%v %d chars: %.200q … %.200q", isErr, len(out), out, out[max(0, len(out)-200):])
+	}
+	var from, to, total int
+	note := out[strings.Index(out, "[… lines"):]
+	if _, err := fmt.Sscanf(note, "[… lines %d–%d of %d left out", &from, &to, &total); err != nil || total != 1000 || from < 2 || to <= from || to >= 1000 {
+		t.Fatalf("note %.200q: %v", note, err)
+	}
+	if !strings.Contains(out, fmt.Sprintf("line %d of the long file\n[…", from-1)) || !strings.Contains(out, fmt.Sprintf("…]\nline %d of the long file", to+1)) {
+		t.Fatalf("the note does not sit between lines %d and %d", from-1, to+1)
+	}
+	rest, _ := s.Run(context.Background(), "read_file", fmt.Sprintf(`{"path":"long.txt","startLine":%d,"endLine":%d}`, from, from+9))
+	if !strings.HasPrefix(rest, fmt.Sprintf("line %d of the long file\n", from)) || strings.Count(rest, "\n") != 10 {
+		t.Fatalf("the ranged read: %q", rest)
+	}
+	s.SetOutputChars(0) // back to the default cap: the whole file fits
+	if out, _ := s.Run(context.Background(), "read_file", `{"path":"long.txt"}`); out != b.String() {
+		t.Fatal("with the default cap the whole file comes back")
 	}
 }

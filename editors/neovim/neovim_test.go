@@ -245,7 +245,7 @@ func TestNeovim_Chat(t *testing.T) {
 		t.Errorf("no $/progress during the turn: %v", res["progress"])
 	}
 	chat := lines(res["chat_after_turn"])
-	for _, want := range []string{"## You", "run the build\nand say hello", "## Alisio", "→ run_command head -c 6000 /dev/zero | tr '\\0' b; exit 2 · 6.0k chars",
+	for _, want := range []string{"## You", "run the build\nand say hello", "## Alisio", "→ run_command head -c 6000 /dev/zero | tr '\\0' b; exit 2 · 2.0k chars",
 		"The build failed with exit code 2.\nLine two of the reply, long enough to arrive in several streamed pieces."} {
 		if !strings.Contains(chat, want) {
 			t.Errorf("the chat after the turn lacks %q:\n%s", want, chat)

@@ -1,0 +1,224 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/server"
+	"github.com/alisio-lsp/alisio-lsp/server/servertest"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+// readingWorkload is a scripted session of turns that each read two files of 5k–70k chars with read_file
+// and then answer: the shape that made small windows summarize in almost every turn.
+type readingWorkload struct {
+	Turns  int
+	Window int // tokens, as the provider's model list reports it
+}
+
+// workloadFigures are what the workload measures.
+type workloadFigures struct {
+	SummarizerCalls int
+	// PrefixShare is the part of all agent requests (in chars of their messages) that repeats the start of
+	// the request before it, which a provider's prompt cache can reuse.
+	PrefixShare float64
+	// LargestRequest is the largest agent request against the window (chars/4 tokens of its messages and
+	// tools over the window).
+	LargestRequest float64
+	// ReadKept is, over every read_file result the model received, the share of the file's chars it got.
+	ReadKept float64
+	// ModelRequests counts the agent's model calls.
+	ModelRequests int
+}
+
+func (w readingWorkload) run(t testing.TB) workloadFigures {
+	t.Helper()
+	ws := t.TempDir()
+	rng := rand.New(rand.NewPCG(19, uint64(w.Turns)))
+	var replies []providertest.Reply
+	sizes := map[string]int{}
+	for turn := 0; turn < w.Turns; turn++ {
+		var calls []providertest.ToolCall
+		for k := 0; k < 2; k++ {
+			name := fmt.Sprintf("src/file%02d_%d.go", turn, k)
+			size := 5_000 + rng.IntN(65_001)
+			sizes[name] = size
+			writeSource(t, filepath.Join(ws, name), size, rng)
+			calls = append(calls, providertest.ToolCall{ID: fmt.Sprintf("call_%d_%d", turn, k), Name: "read_file",
+				Arguments: fmt.Sprintf(`{"path":%q}`, name)})
+		}
+		replies = append(replies, providertest.Reply{ToolCalls: calls},
+			providertest.Reply{Text: fmt.Sprintf("Turn %d: both files read; %s.", turn, strings.Repeat("notes on what they do ", 10))})
+	}
+	prov := providertest.New(providertest.Script{Replies: replies,
+		Models: []map[string]any{{"id": "alisio-test", "object": "model", "context_length": w.Window}}})
+	hs := httptest.NewServer(prov)
+	t.Cleanup(hs.Close)
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := config.Default()
+	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test"}
+	c := servertest.Start(t, server.Options{Config: cfg, Store: st, Provider: provider.Options{MaxRetries: 0}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := c.Initialize(ctx, ws, nil, false, false); err != nil {
+		t.Fatal(err)
+	}
+	var session string
+	for turn := 0; turn < w.Turns; turn++ {
+		var res struct{ Session string }
+		if err := c.Call(ctx, "alisio/prompt", map[string]any{"session": session, "text": fmt.Sprintf("Turn %d: read the two new files and tell me what they do.", turn)}, &res); err != nil {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+		session = res.Session
+	}
+	if v := prov.Violations(); len(v) > 0 {
+		t.Fatalf("the provider received invalid requests: %v", v)
+	}
+	view, err := st.Transcript(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transcripttest.CheckStructure(view.Messages); err != nil {
+		t.Fatal(err)
+	}
+	return measure(t, prov.Requests(), sizes, w.Window)
+}
+
+// measure computes the figures from what the provider received.
+func measure(t testing.TB, requests []map[string]any, sizes map[string]int, window int) workloadFigures {
+	var f workloadFigures
+	var prev string
+	var shared, total, keptChars, fileChars int
+	for _, req := range requests {
+		if rf, _ := req["response_format"].(map[string]any); rf != nil {
+			f.SummarizerCalls++
+			continue
+		}
+		f.ModelRequests++
+		msgs, _ := json.Marshal(req["messages"])
+		tools, _ := json.Marshal(req["tools"])
+		body := string(tools) + string(msgs) // providers cache tools, then messages, in request order
+		shared += commonPrefix(prev, body)
+		total += len(body)
+		prev = body
+		f.LargestRequest = max(f.LargestRequest, float64(len(body))/4/float64(window))
+		if f.LargestRequest > 1 {
+			t.Fatalf("a request of about %d tokens was sent to a %d-token window", len(body)/4, window)
+		}
+	}
+	// Each read's result as the model last saw it, against the file.
+	results := map[string]int{}
+	calls := map[string]string{}
+	for _, req := range requests {
+		list, _ := req["messages"].([]any)
+		for _, raw := range list {
+			m, _ := raw.(map[string]any)
+			if tcs, ok := m["tool_calls"].([]any); ok {
+				for _, tc := range tcs {
+					c, _ := tc.(map[string]any)
+					fn, _ := c["function"].(map[string]any)
+					var args struct{ Path string }
+					_ = json.Unmarshal([]byte(fmt.Sprint(fn["arguments"])), &args)
+					calls[fmt.Sprint(c["id"])] = args.Path
+				}
+			}
+			if m["role"] == "tool" {
+				id := fmt.Sprint(m["tool_call_id"])
+				if _, seen := results[id]; !seen {
+					results[id] = len(fmt.Sprint(m["content"]))
+				}
+			}
+		}
+	}
+	for id, chars := range results {
+		if size, ok := sizes[calls[id]]; ok {
+			keptChars += min(chars, size)
+			fileChars += size
+		}
+	}
+	f.PrefixShare = float64(shared) / float64(max(total, 1))
+	f.ReadKept = float64(keptChars) / float64(max(fileChars, 1))
+	return f
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// writeSource writes a Go-looking file of about size chars, in lines.
+func writeSource(t testing.TB, path string, size int, rng *rand.Rand) {
+	var b strings.Builder
+	for line := 1; b.Len() < size; line++ {
+		fmt.Fprintf(&b, "\tv%d := compute(%d, %q) // step %d\n", line, rng.IntN(1000), strings.Repeat("x", rng.IntN(30)), line)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()[:size]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadingWorkload: a 40-turn session reading two files a turn stays within the window, never splits a
+// call from its result, and at 32k tokens summarizes at most 15 times while keeping most of each request a
+// repeat of the one before (the prompt cache).
+func TestReadingWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 40-turn workload")
+	}
+	for _, tc := range []struct {
+		window       int
+		maxSummaries int
+		minPrefix    float64
+	}{{32_768, 15, 0.80}, {131_072, 5, 0.88}} { // 88%: the 128k figure before the cap followed the window
+		t.Run(fmt.Sprint(tc.window), func(t *testing.T) {
+			f := readingWorkload{Turns: 40, Window: tc.window}.run(t)
+			t.Logf("%+v", f)
+			if f.SummarizerCalls > tc.maxSummaries || f.PrefixShare < tc.minPrefix {
+				t.Fatalf("window %d: %d summarizer calls (at most %d), reusable prefix %.1f%% (at least %.0f%%)",
+					tc.window, f.SummarizerCalls, tc.maxSummaries, 100*f.PrefixShare, 100*tc.minPrefix)
+			}
+		})
+	}
+}
+
+// BenchmarkReadingWorkload reports the workload's figures (docs/performance.md): summarizer calls, the
+// reusable prefix share, the largest request against the window and the share of each file read that
+// reached the model.
+func BenchmarkReadingWorkload(b *testing.B) {
+	for _, window := range []int{32_768, 131_072} {
+		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
+			var f workloadFigures
+			for i := 0; i < b.N; i++ {
+				f = readingWorkload{Turns: 40, Window: window}.run(b)
+			}
+			b.ReportMetric(float64(f.SummarizerCalls), "summaries")
+			b.ReportMetric(100*f.PrefixShare, "prefix-%")
+			b.ReportMetric(100*f.LargestRequest, "max-request-%window")
+			b.ReportMetric(100*f.ReadKept, "read-kept-%")
+			b.ReportMetric(float64(f.ModelRequests), "model-calls")
+		})
+	}
+}

@@ -120,16 +120,7 @@ func TestHelperServer_FailureModes(t *testing.T) {
 // TestOversizedResults: a result over MaxMessageBytes ends the call with a message that says so, over stdio
 // and over HTTP, and the server is then reported as stopped.
 func TestOversizedResults(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "http"}, nil)
-	addTools(srv)
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer hs.Close()
-	web, err := Connect(context.Background(), "web", config.MCPServer{URL: hs.URL}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	for _, s := range []*Server{helperServer(t, nil, 0), web} {
+	for _, s := range []*Server{helperServer(t, nil, 0), httpServer(t)} {
 		out, isErr := s.Call(context.Background(), s.Name()+"__flood", `{}`)
 		if !isErr || !strings.Contains(out, "larger than the 16 MB") || len(out) > 500 {
 			t.Fatalf("%s: oversized result: %v %.300q", s.Name(), isErr, out)
@@ -144,18 +135,24 @@ func TestConnect_MissingCommandAndHTTP(t *testing.T) {
 	if _, err := Connect(context.Background(), "gone", config.MCPServer{Command: "alisio-no-such-mcp"}, t.TempDir()); err == nil || !strings.Contains(err.Error(), `command "alisio-no-such-mcp" not found`) {
 		t.Fatalf("missing command: %v", err)
 	}
+	if out, isErr := httpServer(t).Call(context.Background(), "web__echo", `{"text":"over http"}`); isErr || out != "over http" {
+		t.Fatalf("%q %v", out, isErr)
+	}
+}
+
+// httpServer connects, as "web", to an SDK server with addTools' tools over streamable HTTP.
+func httpServer(t *testing.T) *Server {
+	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "http"}, nil)
 	addTools(srv)
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer hs.Close()
+	t.Cleanup(hs.Close)
 	s, err := Connect(context.Background(), "web", config.MCPServer{URL: hs.URL}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if out, isErr := s.Call(context.Background(), "web__echo", `{"text":"over http"}`); isErr || out != "over http" {
-		t.Fatalf("%q %v", out, isErr)
-	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
 // npmServer is the path of an MCP server installed from npm in test/mcp (by .ci/run and scripts/test.sh).

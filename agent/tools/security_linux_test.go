@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,4 +47,13 @@ func TestRunCommand_DetachedProcessesEndOnTimeout(t *testing.T) {
 		t.Fatalf("%v %s", isErr, out)
 	}
 	expectGone(t, readPID(t, ws))
+}
+
+func readPID(t *testing.T, ws string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws, "pid"))
+	must(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	must(t, err)
+	return pid
 }

@@ -313,15 +313,6 @@ func TestTools_WriteOnAFullDiskKeepsTheOriginal(t *testing.T) {
 	}
 }
 
-func readPID(t *testing.T, ws string) int {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ws, "pid"))
-	must(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	must(t, err)
-	return pid
-}
-
 // expectGone waits a few seconds for process pid to end, and kills it and fails if it does not.
 func expectGone(t *testing.T, pid int) {
 	t.Helper()

@@ -82,6 +82,10 @@ func apiKey(p config.Provider, defaultEnv, exampleModel string) (string, error) 
 		return "", fmt.Errorf("provider.apiKeyEnv names %s, but that environment variable is empty; export it before starting alisio-lsp", p.APIKeyEnv)
 	case defaultEnv != "" && p.BaseURL == "":
 		return "", fmt.Errorf("the API key is missing: export %s (or name another variable in provider.apiKeyEnv)", defaultEnv)
+	case p.BaseURL == "":
+		return "", errors.New("provider.baseURL is empty, which means OpenAI's own API, and that needs an API key: " +
+			"set provider.apiKeyEnv to the environment variable that holds it (for example OPENAI_API_KEY), " +
+			"or set provider.baseURL to your server (Ollama: http://localhost:11434/v1)")
 	}
 	return "none", nil
 }

@@ -154,11 +154,24 @@ func (m *ContextManager) options(sess storage.Session, reason compaction.Reason,
 	if _, offline := m.Summarizer.(compaction.Offline); !offline {
 		// Fit the summarizer to the model: at most a quarter of its window for the checkpoint, so that a
 		// small-window model still has room for a chunk of history and the running checkpoint.
-		win, _ := m.budget().EffectiveWindow()
+		win := m.summarizerWindow()
 		o.MaxOutputTokens = min(o.MaxOutputTokens, max(win/4, 256))
 		o.InputChars = (win - o.MaxOutputTokens) * 4 * 9 / 10
 	}
 	return o
+}
+
+// summarizerWindow is the window, in tokens, one summarizer call may fill: the model's when it is known.
+// Otherwise maxContextChars only stands in for it (A2), and what is actually available is what each of the
+// agent's own requests takes: the hard limit (about 4 chars a token) and the reply budget
+// limits.maxOutputTokens; a small maxContextChars must not leave the summarizer too little room to compact.
+func (m *ContextManager) summarizerWindow() int {
+	b := m.budget()
+	win, _ := b.EffectiveWindow()
+	if b.KnownWindow() {
+		return win
+	}
+	return win + b.MaxOutputTokens
 }
 
 // Status measures session id.

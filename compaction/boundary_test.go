@@ -99,3 +99,26 @@ func FuzzFindSpan(f *testing.F) {
 		checkSpan(t, fromBytes(program, len(program)%2 == 0), int(keep%21))
 	})
 }
+
+func TestLastTurnSpan(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msgs []transcript.Message
+		end  int
+		ok   bool
+	}{
+		{"cuts after the last result, before the closing answer",
+			[]transcript.Message{user("1"), asst("a"), user("2"), asst("", "a"), result("a", "x"), asst("", "b"), result("b", "y"), asst("done")}, 7, true},
+		{"keeps the call and result at the end",
+			[]transcript.Message{user("1"), asst("", "a"), result("a", "x"), asst("", "b"), result("b", "y")}, 3, true},
+		{"a last turn without calls has no cut inside it", []transcript.Message{user("1"), asst("", "a"), result("a", "x"), user("2"), asst("b")}, 0, false},
+		{"only a checkpoint before", []transcript.Message{ckpt(), asst("", "a"), result("a", "x")}, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			span, ok := compaction.LastTurnSpan(tc.msgs)
+			if ok != tc.ok || ok && (span.End != tc.end || !span.WithinTurn) {
+				t.Fatalf("LastTurnSpan = %+v, %v; want end %d, %v", span, ok, tc.end, tc.ok)
+			}
+		})
+	}
+}

@@ -72,6 +72,10 @@ type Options struct {
 	Focus      string
 	Reason     Reason
 	Rule       Rule
+	// WithinLastTurn moves the cut to the deepest G2 allows, inside the last turn at its last safe boundary
+	// between calls (LastTurnSpan), when there is one: the budget compaction (L1) sets it when what the
+	// keepTurns cut keeps cannot fit the hard limit.
+	WithinLastTurn bool
 	// RelevantFiles are the files the session used, ranked (edited, read, changed in the workspace); they are
 	// merged into the checkpoint's relevantFiles after the summarizer's own. DeletedFiles are dropped from it.
 	RelevantFiles []RelevantFile
@@ -124,7 +128,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, UncertainCalls: err.CallIDs, Message: err.Error()})
 		return Result{}, err
 	}
-	span, ok := FindSpan(in.View, opts.KeepTurns)
+	span, ok := chooseSpan(in.View, opts)
 	if !ok {
 		emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, Message: ErrNothingToSummarize.Error()})
 		return Result{}, ErrNothingToSummarize
@@ -183,6 +187,16 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	return Result{Rewrite: rw, Checkpoint: cp, View: after, Event: ev}, nil
 }
 
+// chooseSpan is FindSpan's cut, or LastTurnSpan's when opts.WithinLastTurn asks for it and there is one.
+func chooseSpan(view []transcript.Message, opts Options) (Span, bool) {
+	if opts.WithinLastTurn {
+		if span, ok := LastTurnSpan(view); ok {
+			return span, true
+		}
+	}
+	return FindSpan(view, opts.KeepTurns)
+}
+
 type summaryStats struct {
 	chunks    int
 	recovered []string
@@ -201,7 +215,7 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 			prev, span = &cp, span[1:]
 		}
 	}
-	chunks, err := chunk(span, opts)
+	chunks, err := chunk(span, prev, opts)
 	if err != nil {
 		return Checkpoint{}, stats, err
 	}
@@ -244,15 +258,28 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 	return cp, stats, nil
 }
 
-// chunk splits span into pieces whose rendered prompt fits opts.InputChars (one piece when it is 0).
-func chunk(span []transcript.Message, opts Options) ([][]transcript.Message, error) {
+// Sizes the chunk planner reserves in a summarizer's prompt, in chars: the framing around the history and the
+// checkpoint (tags, headings, the plugins' instructions), and the least history one of several calls must take.
+const (
+	promptFraming = 1000
+	minChunkChars = 4000
+)
+
+// chunk splits span into pieces whose rendered prompt fits opts.InputChars (one piece when it is 0). The whole
+// span goes in one call when it fits there with the instructions, the focus and prev, the checkpoint it
+// updates; only several calls keep room in each for a running checkpoint as long as one reply (the output
+// budget), so that a small summarizer window is not refused for a span it can take at once.
+func chunk(span []transcript.Message, prev *Checkpoint, opts Options) ([][]transcript.Message, error) {
 	if opts.InputChars <= 0 {
 		return [][]transcript.Message{span}, nil
 	}
-	// Room for the instructions, the running checkpoint (at most the output budget) and the framing.
-	overhead := utf8.RuneCountInString(summarizerSystem) + opts.MaxOutputTokens*4 + 1000
-	room := opts.InputChars - overhead
-	if room < 4000 {
+	fixed := utf8.RuneCountInString(summarizerSystem) + utf8.RuneCountInString(opts.Focus) + promptFraming
+	prevChars := checkpointChars(prev)
+	if fixed+prevChars+renderedTotal(span) <= opts.InputChars {
+		return [][]transcript.Message{span}, nil
+	}
+	room := opts.InputChars - fixed - max(prevChars, opts.MaxOutputTokens*4)
+	if room < minChunkChars {
 		return nil, fmt.Errorf("the summarizer's window (%d chars of input) is too small for one chunk of history after its %d-token output budget; lower compaction.maxOutputTokens or use a model with a larger window",
 			opts.InputChars, opts.MaxOutputTokens)
 	}
@@ -270,6 +297,24 @@ func chunk(span []transcript.Message, opts Options) ([][]transcript.Message, err
 		out = append(out, span[startIdx:])
 	}
 	return out, nil
+}
+
+// renderedTotal estimates the prompt chars span adds.
+func renderedTotal(span []transcript.Message) int {
+	n := 0
+	for i := range span {
+		n += renderedSize(&span[i])
+	}
+	return n
+}
+
+// checkpointChars is the size of cp in the prompt that updates it (0 when there is none).
+func checkpointChars(cp *Checkpoint) int {
+	if cp == nil {
+		return 0
+	}
+	b, _ := json.Marshal(cp)
+	return utf8.RuneCount(b)
 }
 
 // union returns a followed by the entries of b not in a.

@@ -275,7 +275,8 @@ func TestCompact_RelevantFilesMergedFromTheTracker(t *testing.T) {
 
 // TestCompact_FollowUpKeepsSalvagedContent: the reply is cut inside "accomplished" and inside no other field;
 // the follow-up call for the missing fields must add to what was salvaged, never replace it (seed: a partial
-// checkpoint keeps everything the model produced before the cut).
+// checkpoint keeps everything the model produced before the cut), while the item the cut interrupted is not
+// kept as a complete one.
 func TestCompact_FollowUpKeepsSalvagedContent(t *testing.T) {
 	view := transcripttest.Generate(transcripttest.Default(40))
 	cut := `{"goal":"fix the parser","instructions":["never push"],"discoveries":["the lexer drops brackets"],` +
@@ -287,10 +288,48 @@ func TestCompact_FollowUpKeepsSalvagedContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(res.Checkpoint.Accomplished, "|")
-	if got != "rewrote lexer.go|added parser_test.go|started on the err|ran go test" {
-		t.Fatalf("accomplished %q: the salvaged items must stay, the follow-up's new ones added", got)
+	if got != "rewrote lexer.go|added parser_test.go|ran go test" {
+		t.Fatalf("accomplished %q: the complete salvaged items must stay, the follow-up's new ones added", got)
 	}
 	if res.Checkpoint.Goal != "fix the parser" || res.Checkpoint.CurrentState != "tests pass" || len(res.Checkpoint.Missing) != 0 {
 		t.Fatalf("checkpoint %+v", res.Checkpoint)
+	}
+}
+
+// TestCompact_CutArrayItemIsDropped: a reply cut inside an array item ("d2 is trunc") must not keep the
+// half-written item as a complete fact; the follow-up's full item takes its place instead of being added beside
+// it.
+func TestCompact_CutArrayItemIsDropped(t *testing.T) {
+	view := transcripttest.Generate(transcripttest.Default(40))
+	cut := `{"goal":"g","instructions":["never push"],"discoveries":["d1","d2 is trunc`
+	s := &scripted{replies: []compaction.SummaryReply{{Text: cut, Truncated: true},
+		{Text: `{"discoveries":["d1","d2"],"accomplished":["a"],"currentState":"s","nextSteps":["n"],"relevantFiles":[]}`}}}
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 1000}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Checkpoint.Discoveries, "|"); got != "d1|d2" {
+		t.Fatalf("discoveries %q: the item the cut interrupted must be dropped", got)
+	}
+	if len(s.got) != 2 || !strings.Contains(strings.Join(s.got[1].Fields, ","), "discoveries") {
+		t.Fatal("the follow-up must ask again for the field the cut interrupted")
+	}
+}
+
+// TestCompact_SmallSummarizerWindowTakesAFittingSpanAtOnce: a 3000-token window leaves the summarizer 8100 chars
+// of input after its 750-token output budget; a span that fits there with the instructions is summarized in one
+// call, with no room kept for a running checkpoint that one call does not have.
+func TestCompact_SmallSummarizerWindowTakesAFittingSpanAtOnce(t *testing.T) {
+	view := append(longTurn("A", 3, 1000), longTurn("B", 1, 10)...)
+	s := &scripted{replies: []compaction.SummaryReply{{Text: fullJSON}}}
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 750, InputChars: 8100}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Event.Chunks != 1 || res.Rewrite.Drop != 8 {
+		t.Fatalf("%d chunks for %d messages; want the whole turn A in one call", res.Event.Chunks, res.Rewrite.Drop)
+	}
+	if n := len([]rune(s.got[0].Prompt)) + len([]rune(s.got[0].System)); n > 8100 {
+		t.Fatalf("the prompt is %d chars, over the summarizer's input", n)
 	}
 }

@@ -80,7 +80,8 @@ func ParsePartial(text string) PartialObject {
 }
 
 // salvage turns the cut-off beginning of a value into valid JSON: a string keeps its complete characters, an
-// array keeps its complete elements. Anything else is not usable.
+// array keeps its complete elements and drops the one the cut interrupted (a half-written item is not a fact).
+// Anything else is not usable.
 func salvage(v string) json.RawMessage {
 	if v == "" {
 		return nil
@@ -107,12 +108,6 @@ func salvage(v string) json.RawMessage {
 			}
 			st := p.i
 			if !p.value() {
-				if p.eof() && v[st] == '"' {
-					if s := cutString(v[st+1:]); strings.TrimSpace(s) != "" {
-						b, _ := json.Marshal(s)
-						elems = append(elems, b)
-					}
-				}
 				break
 			}
 			if json.Valid([]byte(v[st:p.i])) {

@@ -78,6 +78,22 @@ func TestParseReply(t *testing.T) {
 	}
 }
 
+// TestParsePartial_DropsTheInterruptedArrayItem: a cut inside an array keeps its complete items only.
+func TestParsePartial_DropsTheInterruptedArrayItem(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"discoveries":["d1","d2 is trunc`:      `["d1"]`,
+		`{"discoveries":["d1","d2"`:              `["d1","d2"]`,
+		`{"discoveries":["d1",`:                  `["d1"]`,
+		`{"discoveries":["only one is trunc`:     ``,
+		`{"relevantFiles":[{"path":"a.go"},{"pa`: `[{"path":"a.go"}]`,
+	} {
+		po := ParsePartial(text)
+		if string(po.CutValue) != want {
+			t.Errorf("%s: salvaged %s; want %s", text, po.CutValue, want)
+		}
+	}
+}
+
 func FuzzParsePartial(f *testing.F) {
 	f.Add(fullReply, 100)
 	f.Add(`{"a":[1,2,{"b":"c\u00e9\"`, 20)

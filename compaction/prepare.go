@@ -87,7 +87,7 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 	}
 
 	compactionNote := CompactionDisabled
-	compact := func(reason Reason, rule Rule) {
+	compact := func(reason Reason, rule Rule) error {
 		opts.Reason, opts.Rule = reason, rule
 		cur := Input{View: p.View, InstructionsChars: in.InstructionsChars, ToolsChars: in.ToolsChars}
 		res, err := Compact(ctx, cur, opts, s, emit)
@@ -112,6 +112,7 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 				g.quietUntil = 0
 			}
 		}
+		return err
 	}
 	if cfg.Compaction.Auto {
 		compactionNote = CompactionNoBoundary
@@ -140,9 +141,21 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 	}
 	if cfg.Compaction.Auto && !g.LastResortUsed {
 		g.LastResortUsed = true
-		compact(ReasonBudget, RuleNone)
+		// L1 cuts as deep as G2 allows when that is what fits: at the keepTurns cut, unless what it keeps cannot
+		// fit even reduced; then, or when that cut left the transcript over (its checkpoint, no gain), inside the
+		// last turn at its last safe boundary between calls.
+		opts.WithinLastTurn = !keptCanFit(p.View, opts.KeepTurns, in.InstructionsChars, limit)
+		err := compact(ReasonBudget, RuleNone)
 		if reduce() {
 			return p, nil
+		}
+		retry := err == nil || errors.Is(err, ErrNoGain)
+		if _, deeper := LastTurnSpan(p.View); retry && deeper && !opts.WithinLastTurn {
+			opts.WithinLastTurn = true
+			compact(ReasonBudget, RuleNone)
+			if reduce() {
+				return p, nil
+			}
 		}
 	}
 	be := &BudgetError{Chars: in.InstructionsChars + chars, Limit: limit, Compaction: compactionNote}
@@ -150,6 +163,17 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 		be.Window, be.Reserve, be.ToolsChars = b.Window, b.MaxOutputTokens, in.ToolsChars
 	}
 	return p, be
+}
+
+// keptCanFit reports whether what FindSpan's cut of view keeps could fit limit once reduced, even beside a
+// checkpoint of no size; when it cannot, only a deeper cut can bring the transcript under the hard limit.
+func keptCanFit(view []transcript.Message, keepTurns, instructionsChars, limit int) bool {
+	span, ok := FindSpan(view, keepTurns)
+	if !ok {
+		return true
+	}
+	kept := Reduce(view[span.End:], ReductionTarget(limit, instructionsChars))
+	return instructionsChars+kept.Chars <= limit
 }
 
 // apply records rw (planned against p.View) into the composed rewrite and the current view.

@@ -3,6 +3,7 @@ package compaction_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"pgregory.net/rapid"
 	"strconv"
 	"strings"
@@ -232,4 +233,81 @@ func TestPrepare_Property(t *testing.T) {
 			rt.Fatal(e)
 		}
 	})
+}
+
+// longTurn is a turn of n tool calls, each answered with size chars.
+func longTurn(name string, n, size int) []transcript.Message {
+	msgs := []transcript.Message{user("turn " + name)}
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("%s%d", name, i)
+		msgs = append(msgs, asst("", id), result(id, strings.Repeat(name, size)))
+	}
+	return append(msgs, asst("done with "+name))
+}
+
+// TestPrepare_BudgetCompactionCutsInsideALongLastTurn: turns A and B of 10 × 3000 chars and a last turn C of
+// 60 × 2000 chars under a 20000-char limit. What keepTurns keeps (turn C) cannot fit even reduced, so L1's
+// budget compaction cuts inside C at its last safe boundary (G2) and the transcript fits: no false F1.
+func TestPrepare_BudgetCompactionCutsInsideALongLastTurn(t *testing.T) {
+	view := append(append(longTurn("A", 10, 3000), longTurn("B", 10, 3000)...), longTurn("C", 60, 2000)...)
+	cfg := cfgWith(20_000, true)
+	cfg.Compaction.KeepTurns = 2
+	rec := &recorder{}
+	p, err := compaction.Prepare(context.Background(), compaction.Input{View: view}, cfg, compaction.BudgetFor(cfg, 0, ""),
+		compaction.Options{}, compaction.Offline{}, &compaction.Guard{}, rec.emit)
+	if err != nil {
+		t.Fatalf("F1 although a cut inside the last turn fits: %v (events %s)", err, rec.types())
+	}
+	if e := compactiontest.Check(view, p.Rewrite, err, compactiontest.Limits{MaxContextChars: 20_000, KeepTurns: -1}); e != nil {
+		t.Fatal(e)
+	}
+	last := p.Compactions[len(p.Compactions)-1].Event
+	if last.Reason != compaction.ReasonBudget || len(p.View) != 2 || !p.View[0].Summary || p.View[1].Text != "done with C" {
+		t.Fatalf("the budget compaction must cut at the last safe boundary of turn C: reason %s, kept %d messages", last.Reason, len(p.View)-1)
+	}
+	if n := strings.Count(rec.types(), compaction.EventStarted); n != 2 {
+		t.Fatalf("%d compactions (%s); want the automatic one and one budget compaction", n, rec.types())
+	}
+}
+
+// TestPrepare_BudgetCompactionGoesDeeperWhenTheKeepTurnsCutIsNotEnough: the last turn alone, reduced, fits the
+// limit, so L1 first cuts at keepTurns; when its 3000-char checkpoint beside that turn is over the limit, or it
+// gains nothing (a short turn B), the budget compaction goes on inside the last turn (G2) instead of failing
+// with F1.
+func TestPrepare_BudgetCompactionGoesDeeperWhenTheKeepTurnsCutIsNotEnough(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		callsOfB   int
+		compaction string // the reasons of the completed compactions
+	}{
+		{"its checkpoint leaves it over", 10, "auto,budget,budget"},
+		{"it gains nothing", 5, "auto,budget"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := longTurn("C", 36, 2000)
+			limit := compaction.Reduce(c, 0).Chars + 1500
+			view := append(append(longTurn("A", 10, 3000), longTurn("B", tc.callsOfB, 3000)...), c...)
+			cfg := cfgWith(limit, true)
+			cfg.Compaction.KeepTurns = 2
+			rec := &recorder{}
+			p, err := compaction.Prepare(context.Background(), compaction.Input{View: view}, cfg, compaction.BudgetFor(cfg, 0, ""),
+				compaction.Options{}, &countingSummarizer{pad: 3000}, &compaction.Guard{}, rec.emit)
+			if err != nil {
+				t.Fatalf("F1 although a cut inside the last turn fits: %v (events %s)", err, rec.types())
+			}
+			if e := compactiontest.Check(view, p.Rewrite, err, compactiontest.Limits{MaxContextChars: limit, KeepTurns: -1}); e != nil {
+				t.Fatal(e)
+			}
+			if len(p.View) != 2 || p.View[1].Text != "done with C" {
+				t.Fatalf("kept %d messages; want the cut at the last safe boundary of turn C", len(p.View)-1)
+			}
+			var reasons []string
+			for _, r := range p.Compactions {
+				reasons = append(reasons, string(r.Event.Reason))
+			}
+			if got := strings.Join(reasons, ","); got != tc.compaction || strings.Count(rec.types(), compaction.EventStarted) != 3 {
+				t.Fatalf("compactions %s (events %s); want %s after three attempts", got, rec.types(), tc.compaction)
+			}
+		})
+	}
 }

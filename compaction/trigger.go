@@ -31,10 +31,14 @@ type Budget struct {
 	WindowSource string
 }
 
+// KnownWindow reports whether the model's window is known and trusted (A1), rather than stood in for by
+// maxContextChars/4 tokens (A2).
+func (b Budget) KnownWindow() bool { return b.Window > 0 && b.Window <= MaxTrustedWindow }
+
 // EffectiveWindow is the window the window rule uses: the known window up to MaxTrustedWindow, else
 // maxContextChars/4 tokens (A2). The second result names its source.
 func (b Budget) EffectiveWindow() (int, string) {
-	if b.Window > 0 && b.Window <= MaxTrustedWindow {
+	if b.KnownWindow() {
 		src := b.WindowSource
 		if src == "" {
 			src = "config"
@@ -52,7 +56,7 @@ func (b Budget) EffectiveWindow() (int, string) {
 // and the tool catalog, so that no request is ever sent that the model cannot take. byWindow reports the
 // lowering.
 func (b Budget) HardLimit(toolsChars int) (limit int, byWindow bool) {
-	if b.Window <= 0 || b.Window > MaxTrustedWindow {
+	if !b.KnownWindow() {
 		return b.MaxContextChars, false
 	}
 	fits := (b.Window-b.MaxOutputTokens)*4 - toolsChars

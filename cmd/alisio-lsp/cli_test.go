@@ -601,3 +601,77 @@ func TestCLI_Memories(t *testing.T) {
 		t.Fatalf("deleting an unknown memory: %d %s", code, errOut)
 	}
 }
+
+// openAITurns writes an OpenAI transcript with one turn per entry of turns ({calls, size}): that many read_file
+// calls, each answered with size chars, then a closing answer.
+func openAITurns(t *testing.T, turns ...[2]int) string {
+	t.Helper()
+	var msgs []map[string]any
+	for turn, spec := range turns {
+		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("turn %d: do the work", turn)})
+		for i := 0; i < spec[0]; i++ {
+			id := fmt.Sprintf("call_%d_%d", turn, i)
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{"id": id, "type": "function",
+				"function": map[string]any{"name": "read_file", "arguments": fmt.Sprintf(`{"path":"f%d_%d.go"}`, turn, i)}}}},
+				map[string]any{"role": "tool", "tool_call_id": id, "content": strings.Repeat("0123456789", spec[1]/10)})
+		}
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": fmt.Sprintf("done with turn %d", turn)})
+	}
+	raw, _ := json.Marshal(msgs)
+	file := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// lastStatus is the status line --json context prints last.
+func lastStatus(t *testing.T, out string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var status map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &status); err != nil || status["type"] != "status" {
+		t.Fatalf("no status line: %q", lines[len(lines)-1])
+	}
+	return status
+}
+
+// TestCLI_SmallBudgetWithoutAWindowCompacts: with a provider that declares no window, a small
+// limits.maxContextChars (down to 4000) stands in for the window (A2) but must not leave the summarizer too
+// little room: compaction completes and the transcript fits, instead of failing on every call.
+func TestCLI_SmallBudgetWithoutAWindowCompacts(t *testing.T) {
+	cfg := providerConfig(t, providertest.Script{})
+	for _, limit := range []int{12000, 4000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			data := t.TempDir()
+			file := openAITurns(t, [2]int{3, 800}, [2]int{3, 800}, [2]int{3, 800}, [2]int{3, 800}, [2]int{3, 800})
+			id := strings.TrimSpace(mustCLI(t, data, "sessions", "import", file))
+			out := mustCLI(t, data, "--config", cfg, "--json", "context", id, "--max-context-chars", fmt.Sprint(limit), "--apply")
+			if types := jsonTypes(t, out); !strings.Contains(types, "compaction_completed") || strings.Contains(types, "compaction_failed") {
+				t.Fatalf("events %s\n%s", types, out)
+			}
+			if used := lastStatus(t, out)["usedChars"].(float64); used > float64(limit) {
+				t.Fatalf("H1: %v chars after --apply, limit %d", used, limit)
+			}
+		})
+	}
+}
+
+// TestCLI_LongLastTurnFitsWithoutF1: turns of 10 × 3000, 10 × 3000 and 60 × 2000 chars under a 20000-char
+// limit. The last turn cannot fit even reduced, so L1's budget compaction cuts inside it at its last safe
+// boundary (G2) and --apply succeeds at once, with no F1.
+func TestCLI_LongLastTurnFitsWithoutF1(t *testing.T) {
+	cfg := providerConfig(t, providertest.Script{})
+	data := t.TempDir()
+	id := strings.TrimSpace(mustCLI(t, data, "sessions", "import", openAITurns(t, [2]int{10, 3000}, [2]int{10, 3000}, [2]int{60, 2000})))
+	out, errOut, code := cli(t, data, "", "--config", cfg, "--json", "context", id, "--max-context-chars", "20000", "--apply")
+	if code != 0 || strings.Contains(errOut, "Context budget exceeded") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if used := lastStatus(t, out)["usedChars"].(float64); used > 20000 {
+		t.Fatalf("H1: %v chars after --apply", used)
+	}
+	if !strings.Contains(out, `"reason":"budget"`) {
+		t.Fatalf("no budget compaction: %s", jsonTypes(t, out))
+	}
+}

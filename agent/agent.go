@@ -26,6 +26,9 @@ const DefaultInstructions = `You are alisio, a careful coding agent working in t
 var errNoProvider = errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
 	"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
 
+// ErrModelCall: a model call of the turn failed; the turn resumes when its prompt is sent again in its session.
+var ErrModelCall = errors.New("model call failed")
+
 // ErrUncertain: the session has tool calls whose outcome is unknown (U1); recover them first.
 var ErrUncertain = errors.New("the session has tool calls with an unknown outcome")
 
@@ -236,7 +239,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("turn cancelled: %w", ctx.Err())
 			}
-			return res, fmt.Errorf("model call failed: %w (your prompt and everything the turn did so far are saved; send the same prompt again to resume the turn: it is not stored twice)", err)
+			return res, fmt.Errorf("%w: %w (your prompt and everything the turn did so far are saved; send the same prompt again in this session to resume the turn: it is not stored twice)", ErrModelCall, err)
 		}
 		st.mu.Lock()
 		st.tokensUsed += reply.Usage.PromptTokens + reply.Usage.CompletionTokens

@@ -247,7 +247,7 @@ func TestAgent_ProviderFailuresLeaveTheSessionConsistent(t *testing.T) {
 			if len(v.Messages) != 1 || len(transcript.UnansweredCalls(v.Messages)) != 0 {
 				t.Fatalf("after a failed call the session holds %d messages", len(v.Messages))
 			}
-			if !strings.Contains(err.Error(), "send the same prompt again to resume") {
+			if !strings.Contains(err.Error(), "send the same prompt again in this session to resume") || !errors.Is(err, agent.ErrModelCall) {
 				t.Fatalf("the error does not say how to retry: %v", err)
 			}
 			// The same prompt again resumes the turn: the prompt is not stored twice.

@@ -391,11 +391,15 @@ const MaxFileBytes = 1 << 20
 // device such as /dev/zero, a FIFO or a directory would hang or fail obscurely).
 func readFile(path string) ([]byte, error) {
 	info, err := os.Stat(path) // before opening: opening a FIFO waits for a writer
-	if err != nil {
-		return nil, fmt.Errorf("reading config file: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("config file %s is not a regular file (%v): --config takes a JSON file", path, info.Mode().Type())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("config file %s does not exist: check the --config path", path)
+	case err != nil:
+		return nil, fmt.Errorf("reading config file %s: %w", path, err)
+	case info.IsDir():
+		return nil, fmt.Errorf("config file %s is not a regular file but a directory: --config takes a JSON file", path)
+	case !info.Mode().IsRegular():
+		return nil, fmt.Errorf("config file %s is not a regular file but a device, pipe or socket: --config takes a JSON file", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {

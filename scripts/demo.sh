@@ -12,7 +12,7 @@ provider_pid=""
 trap '[ -n "$provider_pid" ] && kill "$provider_pid" 2>/dev/null; rm -rf "$data"' EXIT
 run() { echo; echo "\$ alisio-lsp $*"; "$bin" --data-dir "$data" "$@"; }
 
-echo "== 1. A long session: 3000 messages of reads, searches and test runs, some outputs huge."
+echo "== 1. A long session: about 3000 messages of reads, searches and test runs, some outputs huge."
 echo "   Its text is synthetic (random words in the shape of a coding session), so the checkpoints below read as word salad."
 "$bin" sessions generate --messages 3000 > "$data/session.json"
 echo "\$ alisio-lsp sessions import session.json"
@@ -40,7 +40,9 @@ echo; echo "== 6. What the model receives next (first message: the checkpoint)"
 
 echo; echo "== 7. Nothing is lost: the full history keeps every original, marked compacted"
 "$bin" --data-dir "$data" sessions show "$id" --all | sed -n '1,6p'
-echo "  … $("$bin" --data-dir "$data" sessions show "$id" --all | grep -c 'compacted') messages marked compacted, $("$bin" --data-dir "$data" sessions show "$id" --all | grep -c 'truncated') reduced copies"
+"$bin" --data-dir "$data" sessions show "$id" --all > "$data/all.txt"
+echo "  … $(awk '$3 ~ /compacted/' "$data/all.txt" | wc -l) messages marked compacted: kept for audit, no longer sent (the summarized"
+echo "    ones, earlier checkpoints, and the untrimmed originals of $(awk '$3 ~ /truncated/' "$data/all.txt" | wc -l) tool outputs now sent trimmed)"
 
 echo; echo "== 8. A real agent turn: the local test provider (scripted, OpenAI wire format) drives tools in a workspace"
 mkdir -p "$data/ws"
@@ -54,7 +56,8 @@ echo "\$ alisio-lsp --config alisio.json prompt --workspace ws 'Make the greetin
 cat "$data/prompt.err"
 echo "  greet.go now: $(cat "$data/ws/greet.go" | tail -1)"
 session=$(sed -n 's/^session //p' "$data/prompt.err")
-run --config "$data/alisio.json" prompt --session "$session" "Now try to read /etc/passwd through a relative path"
+echo; echo "\$ alisio-lsp --config alisio.json prompt --session $session 'Now try to read /etc/passwd through a relative path'"
+"$bin" --data-dir "$data" --config "$data/alisio.json" prompt --session "$session" "Now try to read /etc/passwd through a relative path"
 
 echo; echo "== 9. The daemon, driven over stdio by the vscode-languageserver-protocol client as an editor would:"
 echo "   the meter (alisio/status), events and progress as they arrive"

@@ -318,7 +318,7 @@ func getSession(txn *badger.Txn, id string) (Session, error) {
 	var sess Session
 	item, err := txn.Get(sessionKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return sess, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return sess, fmt.Errorf("%w: %s (alisio-lsp sessions list shows the sessions and their IDs)", ErrNotFound, id)
 	}
 	if err != nil {
 		return sess, fmt.Errorf("reading session %s: %w", id, err)

@@ -195,7 +195,7 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any
 		rep = s.script.Replies[0]
 		s.script.Replies = s.script.Replies[1:]
 	default:
-		rep = Reply{Text: "(alisio test provider: the script has no more replies)"}
+		rep = Reply{Text: "(alisio test provider: the script has no more replies; restart alisio-testprovider to play it again)"}
 	}
 	s.mu.Unlock()
 	if rep.DelayMs > 0 {

@@ -308,12 +308,14 @@ func TestCLI_WindowFromTheProvider(t *testing.T) {
 }
 
 // TestCLI_UnreachableProviderIsOneLine: a wrong provider.baseURL gives one line that names the URL and the
-// setting (it used to print a JSON log line, then "connection refused" without either).
+// setting (it used to print a JSON log line, then "connection refused" without either), then the command
+// that resumes the turn.
 func TestCLI_UnreachableProviderIsOneLine(t *testing.T) {
 	data, ws := t.TempDir(), t.TempDir()
 	_, errOut, code := cli(t, data, "", "--config", configFor(t, "http://127.0.0.1:1"), "prompt", "--workspace", ws, "hi")
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if code == 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "session ") || strings.Contains(errOut, `{"level"`) ||
+	if code == 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "session ") || strings.Contains(errOut, `{"level"`) ||
+		!strings.HasPrefix(lines[2], "to resume the turn: alisio-lsp prompt --session "+strings.TrimPrefix(lines[0], "session ")+` "hi"`) ||
 		!strings.Contains(errOut, "could not reach the provider at http://127.0.0.1:1/v1/") || !strings.Contains(errOut, "check provider.baseURL") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}

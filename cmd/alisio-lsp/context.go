@@ -9,6 +9,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/agent/tools"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -50,8 +51,10 @@ func (a *app) contextManager(st *storage.Store, cmd *cobra.Command, f *contextFl
 	model, _ := s.(provider.Model) // nil for the offline summarizer
 	window, source := agent.ResolveWindow(contextOf(cmd), cfg, model, a.log)
 	m := &agent.ContextManager{Store: st, Config: cfg, Summarizer: s, Window: window, WindowSource: source}
-	if f != nil {
+	if f != nil && cmd.Flags().Changed("tools-chars") {
 		m.SetToolsChars(f.toolsChars)
+	} else {
+		m.SetToolsChars(builtinCatalogChars(a.cwd)) // what the daemon sends, MCP servers aside
 	}
 	return m, nil
 }
@@ -69,10 +72,11 @@ func (a *app) events() compaction.Emitter {
 		}
 		switch e.Type {
 		case compaction.EventStarted:
-			a.printf("● compaction started (%s%s): summarizing %d messages\n", e.Reason, ruleSuffix(e.Rule), e.SpanMessages)
+			a.printf("● compaction started (%s): summarizing %d messages\n", why(e.Reason, e.Rule), e.SpanMessages)
 		case compaction.EventCompleted:
-			a.printf("✔ compaction completed in %d ms: %d → %d chars (≈ %d → %d tokens), %d messages (%d chars) replaced by a %d-char checkpoint",
-				e.DurationMs, e.BeforeChars, e.AfterChars, e.BeforeTokens, e.AfterTokens, e.SpanMessages, e.SpanChars, e.CheckpointChars)
+			a.printf("✔ compaction completed in %d ms: %s → %s chars (≈ %s → %s tokens), %s messages (%s chars) replaced by a %s-char checkpoint",
+				e.DurationMs, thousands(e.BeforeChars), thousands(e.AfterChars), thousands(e.BeforeTokens), thousands(e.AfterTokens),
+				thousands(e.SpanMessages), thousands(e.SpanChars), thousands(e.CheckpointChars))
 			if e.Chunks > 1 {
 				a.printf(" in %d summarizer calls", e.Chunks)
 			}
@@ -82,18 +86,28 @@ func (a *app) events() compaction.Emitter {
 					listOrNone(e.MissingFields), listOrNone(e.RecoveredFields), e.Message)
 			}
 		case compaction.EventReduced:
-			a.printf("✂ context reduced: %d messages cut, %d → %d chars\n", e.Messages, e.BeforeChars, e.AfterChars)
+			a.printf("✂ %d large tool outputs trimmed in place (head and tail kept) to fit the limit: %s → %s chars\n", e.Messages, thousands(e.BeforeChars), thousands(e.AfterChars))
 		default:
 			a.printf("✖ %s: %s\n", strings.ReplaceAll(e.Type, "_", " "), e.Message)
 		}
 	}
 }
 
-func ruleSuffix(r compaction.Rule) string {
-	if r == "" {
-		return ""
+// why says in words what started a compaction.
+func why(reason compaction.Reason, rule compaction.Rule) string {
+	switch {
+	case reason == compaction.ReasonManual:
+		return "asked for"
+	case reason == compaction.ReasonBudget:
+		return "last resort: the conversation is over the limit"
+	case rule == compaction.RuleWindow:
+		return "automatic: the request passed the window's compaction point"
+	case rule == compaction.RuleReserve:
+		return "automatic: the window has no room left for the reply"
+	case rule == compaction.RuleChars:
+		return "automatic: the conversation passed limits.maxContextChars's compaction point"
 	}
-	return ", rule " + string(r)
+	return string(reason)
 }
 
 func listOrNone(l []string) string {
@@ -157,7 +171,7 @@ func (a *app) contextCommand() *cobra.Command {
 	fl.IntVar(&f.contextWindow, "context-window", 0, "override the model's context window (tokens)")
 	fl.Float64Var(&f.threshold, "threshold", 0, "override compaction.threshold (0.1–0.99)")
 	fl.IntVar(&f.keepTurns, "keep-turns", 0, "override compaction.keepTurns (0–20)")
-	fl.IntVar(&f.toolsChars, "tools-chars", 0, "size of the tool catalog to assume (chars)")
+	fl.IntVar(&f.toolsChars, "tools-chars", 0, "size of the tool catalog to assume, in chars (default: the built-in tools')")
 	return cmd
 }
 
@@ -181,7 +195,11 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 		a.printf(" (the tool catalog's %s chars are sent too)", thousands(s.ToolsChars))
 	}
 	a.printf("\n")
-	a.printf("window      %s tokens (%s)\n", thousands(s.Window), windowFrom(s.WindowSource))
+	if strings.HasPrefix(s.WindowSource, "maxContextChars") {
+		a.printf("window      not known; counted as %s tokens (limits.maxContextChars ÷ 4)\n", thousands(s.Window))
+	} else {
+		a.printf("window      %s tokens (%s)\n", thousands(s.Window), windowFrom(s.WindowSource))
+	}
 	if s.HardLimit < cfg.Limits.MaxContextChars {
 		a.printf("limit       %s chars: what fits in that window at about 4 chars a token, after %s tokens kept for the reply (limits.maxContextChars, %s, is higher)\n",
 			thousands(s.HardLimit), thousands(cfg.Limits.MaxOutputTokens), thousands(cfg.Limits.MaxContextChars))
@@ -189,8 +207,11 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 		a.printf("limit       %s chars (limits.maxContextChars)\n", thousands(s.HardLimit))
 	}
 	a.printf("            the session holds %.0f%% of it\n", 100*float64(s.UsedChars)/float64(max(s.HardLimit, 1)))
-	a.printf("compaction  starts past %.0f%% of the window (%s tokens; the request is at %.0f%% of that) or of limits.maxContextChars (%s chars; at %.0f%%)\n",
-		100*thr, thousands(int(thr*float64(s.Window))), 100*s.WindowFraction, thousands(int(thr*float64(cfg.Limits.MaxContextChars))), 100*s.CharsFraction)
+	a.printf("compaction  starts past %.0f%% of the window (%s tokens; the request is at %.0f%% of that)", 100*thr, thousands(int(thr*float64(s.Window))), 100*s.WindowFraction)
+	if s.HardLimit >= cfg.Limits.MaxContextChars { // else the window's point comes first
+		a.printf(" or of limits.maxContextChars (%s chars; at %.0f%%)", thousands(int(thr*float64(cfg.Limits.MaxContextChars))), 100*s.CharsFraction)
+	}
+	a.printf("\n")
 	if len(s.UncertainCalls) > 0 {
 		a.printf("uncertain   %s (recover before compacting)\n", strings.Join(s.UncertainCalls, ", "))
 	}
@@ -210,7 +231,7 @@ func windowFrom(source string) string {
 		return "not known: limits.maxContextChars ÷ 4" + strings.TrimPrefix(source, "maxContextChars")
 	}
 	if source == "config" {
-		return "from your settings"
+		return "from your settings or --context-window"
 	}
 	return "from your settings: " + source
 }
@@ -242,4 +263,15 @@ func thousands(n int) string {
 		s = "-" + s
 	}
 	return s
+}
+
+// builtinCatalogChars is the size of the built-in tools' catalog as the agent sends it (0 if dir cannot be
+// opened).
+func builtinCatalogChars(dir string) int {
+	ts, err := tools.New(dir, tools.DefaultLimits())
+	if err != nil {
+		return 0
+	}
+	defer ts.Close()
+	return ts.CatalogChars()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/signal"
 	"strings"
@@ -19,7 +20,12 @@ func (a *app) promptCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prompt [--session ID] TEXT",
 		Short: "run one agent turn with the configured provider (a new session unless --session is given)",
-		Args:  cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("missing TEXT, the prompt: usage: %s", cmd.UseLine())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -55,7 +61,13 @@ func (a *app) promptCommand() *cobra.Command {
 				}
 				ag.OnEvent = a.agentEvents()
 				res, err := ag.Prompt(ctx, sessionID, text)
-				if err != nil {
+				var steps *agent.StepLimitError
+				switch {
+				case errors.Is(err, agent.ErrModelCall):
+					return fmt.Errorf("%w\nto resume the turn: alisio-lsp prompt --session %s %q", err, sessionID, text)
+				case errors.As(err, &steps):
+					return fmt.Errorf("%w\nto let it go on: alisio-lsp prompt --session %s \"continue\"", err, sessionID)
+				case err != nil:
 					return err
 				}
 				if a.jsonOut {
@@ -102,7 +114,7 @@ func (a *app) agentEvents() func(agent.Event) {
 			if a.jsonOut {
 				_ = a.emit("tool_result", map[string]any{"session": e.Session, "id": e.Call.ID, "isError": e.IsError, "chars": len([]rune(e.Result))})
 			} else {
-				a.printf("  %s\n", clip(strings.Join(strings.Fields(e.Result), " "), 160))
+				a.printf("%s", indentLines(e.Result, 6, 160))
 			}
 		}
 	}
@@ -142,4 +154,19 @@ func (a *app) sessionsRecoverCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&ack, "acknowledge", false, "record the unknown outcome (without it, only list the calls)")
 	return cmd
+}
+
+// indentLines is the start of text for the terminal: at most lines lines of at most width chars each,
+// indented, and a line saying how many more there are.
+func indentLines(text string, lines, width int) string {
+	all := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	var b strings.Builder
+	for i, l := range all {
+		if i == lines {
+			fmt.Fprintf(&b, "  … %d more lines\n", len(all)-lines)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", clip(l, width))
+	}
+	return b.String()
 }

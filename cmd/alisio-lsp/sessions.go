@@ -51,7 +51,9 @@ func (a *app) sessionsListCommand() *cobra.Command {
 						s.Head.ViewLen, clip(s.Title, 30), s.Workspace)
 				}
 				if len(ss) == 0 && !a.jsonOut {
-					if filter != "" {
+					if _, err := os.Stat(filter); filter != "" && err != nil {
+						a.printf("no sessions for the workspace %s, a folder that does not exist (alisio-lsp sessions list shows every workspace's)\n", filter)
+					} else if filter != "" {
 						a.printf("no sessions for the workspace %s (alisio-lsp sessions list shows every workspace's)\n", filter)
 					} else {
 						a.printf("no sessions in %s (import one with: alisio-lsp sessions import FILE)\n", st.Dir())
@@ -205,7 +207,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 			}
 			im, err := formats.Import(data, f)
 			if err != nil {
-				return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", args[0], err)
+				return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", inputName(args[0]), err)
 			}
 			if title == "" {
 				title = importTitle(args[0], im.Messages)
@@ -288,4 +290,12 @@ func importTitle(file string, msgs []transcript.Message) string {
 		}
 	}
 	return "Imported from standard input"
+}
+
+// inputName names an input file for the user: "-" is standard input.
+func inputName(file string) string {
+	if file == "-" {
+		return "standard input"
+	}
+	return file
 }

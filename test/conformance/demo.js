@@ -19,7 +19,8 @@ async function main() {
   conn.onNotification('alisio/status', (s) => {
     const window = s.windowSource.startsWith('models') ? "from the provider's model list" : s.windowSource;
     const reported = s.lastReportedTokens ? `; the provider counted ${s.lastReportedTokens} for the last request, so by its count about ${s.calibratedTokens}` : '';
-    const meter = `[meter] ${s.usedChars} of ${s.hardLimit} chars used · about ${s.estimatedTokens} tokens at 4 chars a token${reported} · ` +
+    const meter = `[meter] ${s.usedChars} chars of conversation and instructions (limit ${s.hardLimit}) + ${s.toolsChars} of tool definitions · ` +
+      `the request is about ${s.estimatedTokens} tokens at 4 chars a token${reported} · ` +
       `window ${s.window} tokens (${window}) · compaction starts at ${Math.round(100 * s.threshold)}% of it: the request is at ` +
       `${(100 * s.windowFraction).toFixed(1)}% of that point${s.compacting ? ' · compacting now' : ''}`;
     if (meter !== lastMeter) console.log(meter);

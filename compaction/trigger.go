@@ -110,7 +110,9 @@ func Decide(s Sizes, b Budget) Decision {
 	switch {
 	case d.WindowFraction >= 1:
 		d.Compact, d.Rule = true, RuleWindow
-	case d.RequestTokens+b.MaxOutputTokens > win:
+	case b.KnownWindow() && d.RequestTokens+b.MaxOutputTokens > win:
+		// The reply's room is kept in a real window only: maxContextChars/4 stands in for an unknown window in
+		// the threshold rule (A2), and a small one would otherwise call for a compaction before every call.
 		d.Compact, d.Rule = true, RuleReserve
 	case d.CharsFraction >= 1:
 		d.Compact, d.Rule = true, RuleChars

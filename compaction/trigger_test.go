@@ -23,6 +23,7 @@ func TestDecide(t *testing.T) {
 		{"A1 window rule counts the tool catalog", compaction.Sizes{Instructions: 4000, Transcript: 200_000, Tools: 240_000}, withWindow(128_000, "models"), compaction.RuleWindow, 128_000, "models", false},
 		{"A1 reserve: request plus reply budget over the window", compaction.Sizes{Transcript: 4 * 27_000}, compaction.Budget{Threshold: 0.85, MaxContextChars: 800_000, MaxOutputTokens: 8192, Window: 32_768, WindowSource: "profile"}, compaction.RuleReserve, 32_768, "profile", true},
 		{"A2 unknown window uses maxContextChars/4", compaction.Sizes{Transcript: 690_000}, base, compaction.RuleWindow, 200_000, "maxContextChars", false},
+		{"A2 stand-in window keeps no reply reserve: a small budget half full does not compact", compaction.Sizes{Instructions: 1000, Transcript: 4800}, compaction.Budget{Threshold: 0.85, MaxContextChars: 12_000, MaxOutputTokens: 4096}, compaction.RuleNone, 3000, "maxContextChars", false},
 		{"A2 absurd window ignored", compaction.Sizes{Transcript: 690_000}, withWindow(10_000_000, "models"), compaction.RuleWindow, 200_000, "maxContextChars (declared window over 2,000,000 tokens ignored)", false},
 		{"A3 chars rule fires under a 1M window", compaction.Sizes{Instructions: 10_000, Transcript: 670_000}, withWindow(1_000_000, "config"), compaction.RuleChars, 1_000_000, "config", false},
 		{"A3 does not count the catalog", compaction.Sizes{Transcript: 600_000, Tools: 200_000}, withWindow(1_000_000, "config"), compaction.RuleNone, 1_000_000, "config", false},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/config"
@@ -69,7 +70,7 @@ func (a *app) daemonCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer closeWithin(st, 30*time.Second, a.log)
 			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			owner := &shared.Owner{DataDir: dir, Version: version(), Idle: idle, Log: a.log,
@@ -92,8 +93,10 @@ func (a *app) daemonCommand() *cobra.Command {
 					return 0
 				}}
 			err = owner.Run(ctx)
-			if errors.Is(err, shared.ErrOrphaned) {
-				// The store's files are gone with the directory: closing it would retry its flush forever.
+			if _, statErr := os.Stat(st.Dir()); errors.Is(err, shared.ErrOrphaned) || statErr != nil {
+				// The store's files are gone with the directory (removed while the daemon ran, or while it
+				// started): closing the store would retry its flush forever.
+				a.log.Warn("the data directory was removed; leaving without closing the store", zap.Error(err))
 				_ = a.log.Sync()
 				os.Exit(0)
 			}
@@ -102,6 +105,23 @@ func (a *app) daemonCommand() *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&idle, "idle", shared.DefaultIdle, "stop after this long without clients")
 	return cmd
+}
+
+// closeWithin closes the shared daemon's store, and leaves the process if that takes longer than limit (Badger
+// retries a flush to a directory that was removed forever): every acknowledged write was synced already.
+func closeWithin(st *storage.Store, limit time.Duration, log *zap.Logger) {
+	done := make(chan struct{})
+	go func() {
+		_ = st.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		log.Error("the session store did not close in time; leaving anyway (every saved message was synced)", zap.Duration("waited", limit))
+		_ = log.Sync()
+		os.Exit(1)
+	}
 }
 
 // forward connects the editor's stdio to the shared daemon, starting it when none runs.

@@ -107,6 +107,12 @@ func kindOf(info fs.FileInfo) string {
 	return "file"
 }
 
+// stillThere reports whether what stat finds at path is still the file of was.
+func stillThere(path string, was os.FileInfo, stat func(string) (os.FileInfo, error)) bool {
+	now, err := stat(path)
+	return err == nil && os.SameFile(was, now)
+}
+
 // ErrOrphaned: the owner's data directory or socket was removed while it ran; it stops without touching the
 // store (whose files are gone).
 var ErrOrphaned = errors.New("the shared daemon's data directory or socket was removed")
@@ -180,6 +186,12 @@ func (o *Owner) Run(ctx context.Context) error {
 		ln.Close()
 	}()
 	var orphaned atomic.Bool
+	// The directory and the socket this daemon owns, to tell them from ones made again at the same paths.
+	dirInfo, derr := os.Stat(o.DataDir)
+	sockInfo, serr := os.Lstat(path)
+	if derr != nil || serr != nil {
+		return fmt.Errorf("%w while starting", ErrOrphaned)
+	}
 	go func() {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
@@ -188,9 +200,7 @@ func (o *Owner) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				_, serr := os.Lstat(path)
-				_, derr := os.Stat(o.DataDir)
-				if serr != nil || derr != nil {
+				if !stillThere(path, sockInfo, os.Lstat) || !stillThere(o.DataDir, dirInfo, os.Stat) {
 					o.Log.Warn("the data directory or the socket was removed; stopping", zap.String("dataDir", o.DataDir), zap.String("socket", path))
 					orphaned.Store(true)
 					cancel()

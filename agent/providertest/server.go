@@ -23,6 +23,8 @@ type Script struct {
 	Summaries []Reply `json:"summaries,omitempty"`
 	// Models is the /models list; empty gives one model "alisio-test" with no window.
 	Models []map[string]any `json:"models,omitempty"`
+	// Loop plays Replies again from the start when they run out, so that every prompt gets an answer.
+	Loop bool `json:"loop,omitempty"`
 }
 
 // Reply is one scripted answer.
@@ -72,6 +74,8 @@ type Server struct {
 	cancelled int
 	// flooded counts the bytes of FloodBytes replies that were written to a client.
 	flooded int64
+	// replies is the whole script of replies, for Loop.
+	replies []Reply
 }
 
 // Flooded is how many bytes of FloodBytes replies reached a client before it stopped reading.
@@ -82,7 +86,9 @@ func (s *Server) Flooded() int64 {
 }
 
 // New returns a server for script.
-func New(script Script) *Server { return &Server{script: script} }
+func New(script Script) *Server {
+	return &Server{script: script, replies: append([]Reply(nil), script.Replies...)}
+}
 
 // Cancelled is how many requests their client cancelled while this server delayed the reply.
 func (s *Server) Cancelled() int {
@@ -191,6 +197,9 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any
 		s.script.Summaries = s.script.Summaries[1:]
 	case summary != nil:
 		rep = Reply{Text: autoCheckpoint(summary)}
+	case len(s.script.Replies) == 0 && s.script.Loop && len(s.replies) > 0:
+		s.script.Replies = append([]Reply(nil), s.replies...)
+		fallthrough
 	case len(s.script.Replies) > 0:
 		rep = s.script.Replies[0]
 		s.script.Replies = s.script.Replies[1:]

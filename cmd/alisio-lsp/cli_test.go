@@ -368,9 +368,14 @@ func TestCLI_TryScriptWorksAnywhere(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("TODO: try alisio\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := mustCLI(t, data, "--json", "--config", configFor(t, hs.URL), "prompt", "--workspace", ws, "look around")
+	cfg := configFor(t, hs.URL)
+	out := mustCLI(t, data, "--json", "--config", cfg, "prompt", "--workspace", ws, "look around")
 	if strings.Contains(out, `"isError":true`) || strings.Count(out, `"isError":false`) != 2 || !strings.Contains(out, "turn_completed") {
 		t.Fatalf("%s", out)
+	}
+	// The script loops: a second prompt gets the same tools and answer.
+	if again := mustCLI(t, data, "--json", "--config", cfg, "prompt", "--workspace", ws, "and again"); strings.Count(again, `"isError":false`) != 2 {
+		t.Fatalf("second prompt: %s", again)
 	}
 	var session struct{ ID string }
 	_ = json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &session)

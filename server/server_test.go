@@ -158,11 +158,15 @@ func has(list []string, s string) bool {
 func TestWholeSession(t *testing.T) {
 	var replies []providertest.Reply
 	for i := 0; i < 10; i++ {
-		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call_" + strconv.Itoa(i), Name: "run_command",
-			Arguments: `{"command":"head -c 2500 /dev/zero | tr '\\0' w"}`}}})
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call_" + strconv.Itoa(i), Name: "read_file",
+			Arguments: `{"path":"big.txt"}`}}})
 	}
 	replies = append(replies, providertest.Reply{Text: "done"})
 	e := start(t, &providertest.Script{Replies: replies}, func(c *config.Config) { c.Limits.MaxContextChars = 20_000 })
+	// Read ten times, 2,500 chars each (the same on every system): the compaction threshold is crossed.
+	if err := os.WriteFile(filepath.Join(e.ws, "big.txt"), []byte(strings.Repeat(strings.Repeat("w", 49)+"\n", 50)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e.init(t, nil)
 	var created struct{ Session string }
 	if err := e.client.Call(ctx(t), "alisio/newSession", map[string]any{"title": "t"}, &created); err != nil {

@@ -48,5 +48,14 @@ func Descendants(pid int) []int {
 }
 
 // Executable is the path that starts this program again: /proc/self/exe, valid even when the file was
-// replaced or removed since (an upgrade while the daemon runs).
-func Executable() string { return "/proc/self/exe" }
+// replaced or removed since (an upgrade while the daemon runs), or the executable's path where /proc is not
+// mounted.
+func Executable() string {
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		return "/proc/self/exe"
+	}
+	if exe, err := os.Executable(); err == nil {
+		return exe
+	}
+	return os.Args[0]
+}

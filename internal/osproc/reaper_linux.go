@@ -54,8 +54,5 @@ func Executable() string {
 	if _, err := os.Stat("/proc/self/exe"); err == nil {
 		return "/proc/self/exe"
 	}
-	if exe, err := os.Executable(); err == nil {
-		return exe
-	}
-	return os.Args[0]
+	return executablePath()
 }

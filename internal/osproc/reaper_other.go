@@ -2,8 +2,6 @@
 
 package osproc
 
-import "os"
-
 // BecomeSubreaper reports false: only Linux lets a process adopt its orphaned descendants.
 func BecomeSubreaper() bool { return false }
 
@@ -11,10 +9,4 @@ func BecomeSubreaper() bool { return false }
 func Descendants(int) []int { return nil }
 
 // Executable is the path that starts this program again.
-func Executable() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return exe
-}
+func Executable() string { return executablePath() }

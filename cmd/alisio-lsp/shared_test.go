@@ -578,6 +578,15 @@ func TestShared_DaemonLeavesWhenItsDataDirIsRemoved(t *testing.T) {
 			t.Fatalf("the daemon %d outlived its removed data directory", pid)
 		}
 	}
+	// The window is told, and the directory is not made again behind the user's back.
+	for deadline := time.Now().Add(30 * time.Second); !e.noted("was removed"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the editor was not told that the data directory was removed")
+		}
+	}
+	if _, err := os.Stat(data); err == nil {
+		t.Fatal("the forwarder made the removed data directory again")
+	}
 	_ = e.cmd.Process.Kill()
 }
 

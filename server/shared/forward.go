@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -108,7 +109,15 @@ func (f *Forwarder) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 // connect reaches the owner, starting one when none answers.
 func (f *Forwarder) connect(ctx context.Context) error {
 	path := SocketPath(f.dataDir)
-	if err := checkSocket(path); err != nil {
+	f.mu.Lock()
+	restarting := f.conn != nil || f.replay != nil
+	f.mu.Unlock()
+	if _, err := os.Stat(f.dataDir); restarting && err != nil {
+		// Removed while the editor ran (by the user, or a test cleaning up): it is not made again behind
+		// their back; restarting the editor's server starts afresh.
+		return fmt.Errorf("its data directory %s was removed; restart the editor's Alisio server to start with a new one", f.dataDir)
+	}
+	if err := checkSocket(path, !restarting); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(f.ConnectTimeout)

@@ -68,12 +68,14 @@ func SocketPath(dataDir string) string {
 }
 
 // checkSocket checks the place of the socket at path: its directory must be the user's own (the data directory
-// or the runtime directory), and whatever is at path must be a socket, which is only ever a stale one to
-// replace when the owner lock is held. A file or directory there is refused, never removed.
-func checkSocket(path string) error {
+// or the runtime directory; made when create is set), and whatever is at path must be a socket, which is only
+// ever a stale one to replace when the owner lock is held. A file or directory there is refused, never removed.
+func checkSocket(path string, create bool) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating the socket's directory %s: %w", dir, err)
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating the socket's directory %s: %w", dir, err)
+		}
 	}
 	if info, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("checking the socket's directory %s: %w", dir, err)
@@ -161,7 +163,7 @@ func (o *Owner) Run(ctx context.Context) error {
 		o.Idle = DefaultIdle
 	}
 	path := SocketPath(o.DataDir)
-	if err := checkSocket(path); err != nil {
+	if err := checkSocket(path, true); err != nil {
 		return err
 	}
 	_ = os.Remove(path) // stale: we hold the owner lock, so no other owner listens there
@@ -312,7 +314,7 @@ func (s streamWriter) Write(p []byte) (int, error) {
 // RunRemote runs a command line in the owner of dataDir, copying its output to stdout and stderr, and returns
 // its exit code; ok is false when no owner answers (run it locally then).
 func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout, stderr io.Writer) (code int, ok bool) {
-	if checkSocket(SocketPath(dataDir)) != nil {
+	if checkSocket(SocketPath(dataDir), false) != nil {
 		return 0, false // the command then opens the store itself, and says what is wrong with the data directory
 	}
 	conn, err := net.DialTimeout("unix", SocketPath(dataDir), 2*time.Second)

@@ -110,6 +110,43 @@ func oneArg(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// withSession runs fn with an open store and the session arg names (see resolveSession).
+func (a *app) withSession(arg string, fn func(st *storage.Store, id string) error) error {
+	return a.withStore(func(st *storage.Store) error {
+		id, err := resolveSession(st, arg)
+		if err != nil {
+			return err
+		}
+		return fn(st, id)
+	})
+}
+
+// resolveSession is the ID of the session arg names: its full ID, or the start of one that no other session
+// shares (the first characters `sessions list` shows are enough).
+func resolveSession(st *storage.Store, arg string) (string, error) {
+	_, err := st.Session(arg)
+	if err == nil || !errors.Is(err, storage.ErrNotFound) || arg == "" {
+		return arg, err
+	}
+	all, lerr := st.Sessions("")
+	if lerr != nil {
+		return "", lerr
+	}
+	var matches []string
+	for _, s := range all {
+		if strings.HasPrefix(s.ID, arg) {
+			matches = append(matches, s.ID)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", err
+	case 1:
+		return matches[0], nil
+	}
+	return "", fmt.Errorf("%d sessions start with %s (%s): give more of the ID", len(matches), arg, strings.Join(matches, ", "))
+}
+
 // fail reports a command's error: with --json as a JSON line on stdout ({"v":1,"type":"error","error":…}),
 // where a program reading the output looks, else as text on stderr.
 func (a *app) fail(err error) {

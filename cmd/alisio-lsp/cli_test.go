@@ -342,6 +342,31 @@ func TestCLI_NewcomerMistakes(t *testing.T) {
 	}
 }
 
+// TestCLI_SessionByPrefix: a session can be named by the start of its ID; one shared by several sessions is
+// refused with their IDs, and an unknown one says how to list them.
+func TestCLI_SessionByPrefix(t *testing.T) {
+	data := t.TempDir()
+	in := `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
+	first := strings.TrimSpace(mustCLIIn(t, data, in, "sessions", "import", "-"))
+	second := strings.TrimSpace(mustCLIIn(t, data, in, "sessions", "import", "-"))
+	common := 0
+	for common < len(first) && first[common] == second[common] {
+		common++
+	}
+	if out := mustCLI(t, data, "sessions", "show", first[:common+1]); !strings.Contains(out, "session    "+first) {
+		t.Fatalf("show by prefix: %s", out)
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "show", first[:common]); code == 0 || !strings.Contains(errOut, "2 sessions start with") {
+		t.Fatalf("an ambiguous prefix: %s", errOut)
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "show", "zz"); code == 0 || !strings.Contains(errOut, "sessions list shows the sessions") {
+		t.Fatalf("an unknown session: %s", errOut)
+	}
+	if out := mustCLI(t, data, "sessions", "delete", second[:common+1]); !strings.Contains(out, "deleted "+second) {
+		t.Fatalf("delete by prefix: %s", out)
+	}
+}
+
 func mustCLIIn(t *testing.T, data, stdin string, args ...string) string {
 	t.Helper()
 	out, errOut, code := cli(t, data, stdin, args...)

@@ -124,12 +124,12 @@ func (a *app) compactCommand() *cobra.Command {
 		Short: "compact a session now: older messages become a checkpoint, recent turns stay verbatim",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(func(st *storage.Store) error {
+			return a.withSession(args[0], func(st *storage.Store, id string) error {
 				m, err := a.contextManager(st, cmd, nil)
 				if err != nil {
 					return err
 				}
-				_, err = m.Compact(cmd.Context(), args[0], focus, a.events())
+				_, err = m.Compact(cmd.Context(), id, focus, a.events())
 				return err
 			})
 		},
@@ -146,22 +146,22 @@ func (a *app) contextCommand() *cobra.Command {
 		Short: "show the context meter and what the next model call would do (--apply: do it and save it)",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(func(st *storage.Store) error {
+			return a.withSession(args[0], func(st *storage.Store, id string) error {
 				m, err := a.contextManager(st, cmd, &f)
 				if err != nil {
 					return err
 				}
 				if apply {
-					_, perr := m.Prepare(cmd.Context(), args[0], &compaction.Guard{}, a.events())
+					_, perr := m.Prepare(cmd.Context(), id, &compaction.Guard{}, a.events())
 					if perr != nil {
 						// F1: the reduction was saved; report the status, then the error.
-						if err := a.printStatus(m, args[0]); err != nil {
+						if err := a.printStatus(m, id); err != nil {
 							return err
 						}
 						return perr
 					}
 				}
-				return a.printStatus(m, args[0])
+				return a.printStatus(m, id)
 			})
 		},
 	}

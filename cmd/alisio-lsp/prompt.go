@@ -33,7 +33,12 @@ func (a *app) promptCommand() *cobra.Command {
 			return a.withStore(func(st *storage.Store) error {
 				dir := a.workspaceDir(workspace)
 				if sessionID != "" {
-					sess, err := st.Session(sessionID)
+					id, err := resolveSession(st, sessionID)
+					if err != nil {
+						return err
+					}
+					sessionID = id
+					sess, err := st.Session(id)
 					if err != nil {
 						return err
 					}
@@ -127,8 +132,8 @@ func (a *app) sessionsRecoverCommand() *cobra.Command {
 		Short: "record that the uncertain tool calls of a session have an unknown outcome, so it can continue",
 		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.withStore(func(st *storage.Store) error {
-				calls, err := agent.Recover(st, args[0], ack)
+			return a.withSession(args[0], func(st *storage.Store, id string) error {
+				calls, err := agent.Recover(st, id, ack)
 				if err != nil {
 					return err
 				}
@@ -138,14 +143,14 @@ func (a *app) sessionsRecoverCommand() *cobra.Command {
 				}
 				switch {
 				case len(calls) == 0:
-					a.printf("session %s has no uncertain tool calls\n", args[0])
+					a.printf("session %s has no uncertain tool calls\n", id)
 					return nil
 				case !ack:
 					return fmt.Errorf("%d uncertain tool call(s): %s. They may or may not have taken effect. Check, then run again with --acknowledge to record that their outcome is unknown (nothing is undone or retried)",
 						len(calls), strings.Join(ids, "; "))
 				}
 				if a.jsonOut {
-					return a.emit("recovered", map[string]any{"session": args[0], "calls": len(calls)})
+					return a.emit("recovered", map[string]any{"session": id, "calls": len(calls)})
 				}
 				a.printf("recorded an unknown outcome for %d call(s): %s\n", len(calls), strings.Join(ids, "; "))
 				return nil

@@ -79,8 +79,8 @@ func (a *app) sessionsShowCommand() *cobra.Command {
 		Short: "show a session's effective transcript (--all: the full history, compacted messages included)",
 		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.withStore(func(st *storage.Store) error {
-				v, msgs, err := st.Read(args[0], all)
+			return a.withSession(args[0], func(st *storage.Store, id string) error {
+				v, msgs, err := st.Read(id, all)
 				if err != nil {
 					return err
 				}
@@ -176,14 +176,14 @@ func (a *app) sessionsDeleteCommand() *cobra.Command {
 		Short: "delete a session and all its messages",
 		Args:  oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.withStore(func(st *storage.Store) error {
-				if err := st.DeleteSession(args[0]); err != nil {
+			return a.withSession(args[0], func(st *storage.Store, id string) error {
+				if err := st.DeleteSession(id); err != nil {
 					return err
 				}
 				if a.jsonOut {
-					return a.emit("deleted", map[string]any{"session": args[0]})
+					return a.emit("deleted", map[string]any{"session": id})
 				}
-				a.printf("deleted %s\n", args[0])
+				a.printf("deleted %s\n", id)
 				return nil
 			})
 		},
@@ -265,8 +265,8 @@ func (a *app) sessionsExportCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--format: %w", err)
 			}
-			return a.withStore(func(st *storage.Store) error {
-				v, msgs, err := st.Read(args[0], all)
+			return a.withSession(args[0], func(st *storage.Store, id string) error {
+				v, msgs, err := st.Read(id, all)
 				if err != nil {
 					return err
 				}

@@ -38,12 +38,14 @@ type Forwarder struct {
 	// replayed initialize to be answered.
 	gate sync.RWMutex
 
-	mu       sync.Mutex
-	conn     net.Conn
-	replay   [][]byte                   // initialize (with its id replaced), initialized, the last settings
-	inflight map[string]json.RawMessage // request id (as text) → id
-	shutdown bool
-	exiting  bool
+	mu     sync.Mutex
+	conn   net.Conn
+	replay [][]byte // initialize (with its id replaced), initialized, the last settings
+	// connected is set once a first owner answered; from then on the data directory is never made again.
+	connected bool
+	inflight  map[string]json.RawMessage // request id (as text) → id
+	shutdown  bool
+	exiting   bool
 }
 
 // replayID is the id of a replayed initialize, whose answer the editor must not see.
@@ -110,7 +112,7 @@ func (f *Forwarder) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 func (f *Forwarder) connect(ctx context.Context) error {
 	path := SocketPath(f.dataDir)
 	f.mu.Lock()
-	restarting := f.conn != nil || f.replay != nil
+	restarting := f.connected
 	f.mu.Unlock()
 	if _, err := os.Stat(f.dataDir); restarting && err != nil {
 		// Removed while the editor ran (by the user, or a test cleaning up): it is not made again behind
@@ -127,7 +129,7 @@ func (f *Forwarder) connect(ctx context.Context) error {
 		if err == nil {
 			if err = f.greet(conn); err == nil {
 				f.mu.Lock()
-				f.conn = conn
+				f.conn, f.connected = conn, true
 				f.mu.Unlock()
 				return nil
 			}

@@ -183,6 +183,15 @@ func (m *ContextManager) Status(id string) (Status, error) {
 	return m.statusOf(v.Session, summarize(v)), nil
 }
 
+// UncertainCalls returns the IDs of the tool calls of session id's transcript that have no result.
+func UncertainCalls(store *storage.Store, id string) ([]string, error) {
+	v, err := store.Transcript(id)
+	if err != nil {
+		return nil, err
+	}
+	return summarize(v).uncertain, nil
+}
+
 // viewSummary is what the meter needs of a transcript, so that it can be kept up to date without re-reading.
 type viewSummary struct {
 	// epoch and viewLen identify the stored transcript it describes.

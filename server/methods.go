@@ -213,21 +213,43 @@ func (s *Server) sessions(_ context.Context, raw json.RawMessage) (any, error) {
 	return map[string]any{"sessions": out}, nil
 }
 
+// DefaultPageMessages is how many messages alisio/session returns when the request names no limit: the last
+// ones, enough for a chat view to open on however long the session is.
+const DefaultPageMessages = 200
+
 func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		Session          string `json:"session"`
 		IncludeCompacted bool   `json:"includeCompacted"`
+		Offset           *int   `json:"offset"`
+		Limit            *int   `json:"limit"`
 	}
 	st, _, err := s.begin(raw, &p, &p.Session)
 	if err != nil {
 		return nil, err
 	}
-	v, msgs, err := st.Read(p.Session, p.IncludeCompacted)
+	offset, limit := -1, DefaultPageMessages
+	if p.Offset != nil {
+		offset = *p.Offset
+	}
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	if offset < -1 || limit < 0 {
+		return nil, fmt.Errorf("offset must be 0 or more (or -1 for the last messages) and limit 0 or more (0: every message); got offset %d, limit %d", offset, limit)
+	}
+	page, err := st.ReadPage(p.Session, p.IncludeCompacted, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	uncertain, err := agent.UncertainCalls(st, p.Session)
 	if err != nil {
 		return nil, err
 	}
 	s.status.touch(p.Session)
-	return map[string]any{"session": v.Session, "messages": msgs, "uncertainCalls": transcript.UnansweredCalls(v.Messages)}, nil
+	head := page.Session.Head
+	return map[string]any{"session": page.Session, "messages": page.Messages, "offset": page.Offset, "total": page.Total,
+		"compactedMessages": int(head.NextSeq) - head.ViewLen, "uncertainCalls": uncertain}, nil
 }
 
 func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error) {

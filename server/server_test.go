@@ -652,3 +652,72 @@ func TestMeterReachesEveryWindowOfASession(t *testing.T) {
 		return false
 	})
 }
+
+// TestSessionPages reads a long session through alisio/session a page at a time: by default its last
+// DefaultPageMessages messages with the total, then any window the editor asks for, of the transcript or of
+// the history with its compacted messages marked.
+func TestSessionPages(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	msgs := transcripttest.Generate(transcripttest.Default(450))[:450]
+	msgs = append(msgs, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "cut", Name: "run_command", Arguments: "{}"}}})
+	sess, err := e.store.CreateSession(storage.Session{Workspace: e.ws}, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type page struct {
+		Messages          []transcript.Message
+		Offset, Total     int
+		CompactedMessages int
+		UncertainCalls    []string
+	}
+	read := func(params map[string]any) page {
+		t.Helper()
+		params["session"] = sess.ID
+		var p page
+		if err := e.client.Call(ctx(t), "alisio/session", params, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	v, err := e.store.Transcript(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := read(map[string]any{})
+	if last.Total != 451 || last.Offset != 451-server.DefaultPageMessages || len(last.Messages) != server.DefaultPageMessages ||
+		last.Messages[0].ID != v.Messages[last.Offset].ID || last.Messages[len(last.Messages)-1].ID != v.Messages[450].ID {
+		t.Fatalf("default page: offset %d of %d, %d messages", last.Offset, last.Total, len(last.Messages))
+	}
+	if fmt.Sprint(last.UncertainCalls) != "[cut]" {
+		t.Fatalf("uncertain calls %v, want the IDs [cut]", last.UncertainCalls)
+	}
+	if first := read(map[string]any{"offset": 0, "limit": 100}); first.Offset != 0 || len(first.Messages) != 100 || first.Messages[99].ID != v.Messages[99].ID {
+		t.Fatalf("first page: offset %d, %d messages", first.Offset, len(first.Messages))
+	}
+	if every := read(map[string]any{"offset": 0, "limit": 0}); len(every.Messages) != 451 {
+		t.Fatalf("limit 0 gave %d of 451 messages", len(every.Messages))
+	}
+	if past := read(map[string]any{"offset": 1000}); past.Offset != 451 || len(past.Messages) != 0 {
+		t.Fatalf("a page past the end: offset %d, %d messages", past.Offset, len(past.Messages))
+	}
+	err = e.client.Call(ctx(t), "alisio/session", map[string]any{"session": sess.ID, "offset": -5}, nil)
+	if err == nil || !strings.Contains(err.Error(), "offset must be 0 or more") {
+		t.Fatalf("negative offset: %v", err)
+	}
+
+	rw := transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), Drop: 300,
+		Insert: []transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "checkpoint"}}}
+	if _, err := e.store.Apply(sess.ID, rw); err != nil {
+		t.Fatal(err)
+	}
+	hist := read(map[string]any{"includeCompacted": true, "offset": 250, "limit": 100})
+	if hist.Total != 452 || hist.CompactedMessages != 300 || len(hist.Messages) != 100 {
+		t.Fatalf("history page: %d of %d, %d compacted", len(hist.Messages), hist.Total, hist.CompactedMessages)
+	}
+	for i, m := range hist.Messages {
+		if m.Compacted != (250+i < 300) {
+			t.Fatalf("history message %d: compacted %v", 250+i, m.Compacted)
+		}
+	}
+}

@@ -65,6 +65,24 @@ func BenchmarkOpenSession(b *testing.B) {
 	}
 }
 
+// BenchmarkReadPage reads the last 200 messages of a never-compacted 100k-message session: of its transcript
+// (what a chat view opens on) and of its history (the same with the compacted flags, which needs one pass over
+// the transcript's position entries).
+func BenchmarkReadPage(b *testing.B) {
+	s := benchStore(b)
+	sess := sessionOf(b, s, 100_000)
+	for _, history := range []bool{false, true} {
+		b.Run(fmt.Sprintf("history=%v", history), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if p, err := s.ReadPage(sess.ID, history, -1, 200); err != nil || len(p.Messages) != 200 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkTranscriptAfterCompaction reads the effective transcript (a checkpoint and 200 kept messages) of a
 // session whose history is n messages: the time must not depend on n.
 func BenchmarkTranscriptAfterCompaction(b *testing.B) {

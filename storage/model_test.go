@@ -105,8 +105,38 @@ func TestStore_MatchesTheReferenceSemantics(t *testing.T) {
 			if len(seen) != len(all) {
 				rt.Fatalf("step %d: history has %d messages; %d were stored", step, len(seen), len(all))
 			}
+			checkPage(rt, s, sess.ID, false, v.Messages)
+			checkPage(rt, s, sess.ID, true, h)
 		}
 	})
+}
+
+// checkPage reads a random page of the transcript (or the history) and checks it against the whole listing.
+func checkPage(rt *rapid.T, s *Store, id string, includeCompacted bool, whole []transcript.Message) {
+	offset := rapid.IntRange(-1, len(whole)+1).Draw(rt, "offset")
+	limit := rapid.IntRange(0, len(whole)+1).Draw(rt, "limit")
+	p, err := s.ReadPage(id, includeCompacted, offset, limit)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	from, n := offset, limit
+	if n == 0 {
+		n = len(whole)
+	}
+	if from < 0 {
+		from = max(len(whole)-n, 0)
+	}
+	from = min(from, len(whole))
+	want := whole[from:min(from+n, len(whole))]
+	if p.Total != len(whole) || p.Offset != from || fmt.Sprint(ids(p.Messages)) != fmt.Sprint(ids(want)) {
+		rt.Fatalf("page (offset %d, limit %d, compacted %v): offset %d of %d, %v; want offset %d of %d, %v",
+			offset, limit, includeCompacted, p.Offset, p.Total, ids(p.Messages), from, len(whole), ids(want))
+	}
+	for i := range want {
+		if p.Messages[i].Compacted != want[i].Compacted {
+			rt.Fatalf("page message %s: compacted %v, want %v", want[i].ID, p.Messages[i].Compacted, want[i].Compacted)
+		}
+	}
 }
 
 func ids(msgs []transcript.Message) []string {

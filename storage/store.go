@@ -742,31 +742,9 @@ func (s *Store) dropPrefix(prefix []byte) {
 	_ = wb.Flush()
 }
 
+// viewSeqs reads the sequences of the whole current view, in position order.
 func viewSeqs(txn *badger.Txn, id string, head Head) ([]uint64, error) {
-	prefix := viewPrefix(id, head.Epoch)
-	seqs := make([]uint64, 0, head.ViewLen)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 1024})
-	defer it.Close()
-	for it.Rewind(); it.Valid() && len(seqs) < head.ViewLen; it.Next() {
-		pos := binary.BigEndian.Uint64(it.Item().Key()[len(prefix):])
-		if pos != uint64(len(seqs)) {
-			return nil, fmt.Errorf("session %s: view epoch %d has a gap at position %d", id, head.Epoch, len(seqs))
-		}
-		err := it.Item().Value(func(v []byte) error {
-			if len(v) != 8 {
-				return fmt.Errorf("session %s: bad view entry at position %d", id, pos)
-			}
-			seqs = append(seqs, binary.BigEndian.Uint64(v))
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(seqs) != head.ViewLen {
-		return nil, fmt.Errorf("session %s: view epoch %d has %d of %d messages", id, head.Epoch, len(seqs), head.ViewLen)
-	}
-	return seqs, nil
+	return viewRange(txn, id, head, 0, head.ViewLen)
 }
 
 // readMessages reads the messages with the given sequences, in that order. It walks the history in sequence

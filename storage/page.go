@@ -1,0 +1,145 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// Page is a window onto a session's messages: of its effective transcript, or of its whole history with the
+// compacted messages marked.
+type Page struct {
+	Session Session
+	// Offset is the position of Messages[0] in the listing paged; Total is the listing's length.
+	Offset, Total int
+	Messages      []transcript.Message
+}
+
+// ReadPage reads up to limit messages of session id from position offset: of the effective transcript, or
+// with includeCompacted of the history in storage order (Compacted set on those no longer in the transcript).
+// A negative offset reads the last limit messages; limit 0 reads to the end. Its cost depends on the page's
+// length, plus, for a history page, one pass over the transcript's small position entries.
+func (s *Store) ReadPage(id string, includeCompacted bool, offset, limit int) (Page, error) {
+	release, err := s.enter()
+	if err != nil {
+		return Page{}, err
+	}
+	defer release()
+	if err := validID(id); err != nil {
+		return Page{}, err
+	}
+	if limit < 0 {
+		return Page{}, fmt.Errorf("a page cannot hold %d messages", limit)
+	}
+	var p Page
+	err = s.db.View(func(txn *badger.Txn) error {
+		sess, err := getSession(txn, id)
+		if err != nil {
+			return err
+		}
+		p.Session, p.Total = sess, sess.Head.ViewLen
+		if includeCompacted {
+			p.Total = int(sess.Head.NextSeq)
+		}
+		p.Offset, limit = pageBounds(p.Total, offset, limit)
+		if limit == 0 {
+			return nil
+		}
+		var seqs []uint64
+		var live map[uint64]bool
+		if includeCompacted {
+			seqs = make([]uint64, limit)
+			for i := range seqs {
+				seqs[i] = uint64(p.Offset + i)
+			}
+			if live, err = liveWithin(txn, id, sess.Head, seqs[0], seqs[limit-1]); err != nil {
+				return err
+			}
+		} else if seqs, err = viewRange(txn, id, sess.Head, p.Offset, limit); err != nil {
+			return err
+		}
+		if p.Messages, err = readMessages(txn, id, seqs); err != nil {
+			return err
+		}
+		if includeCompacted {
+			for i := range p.Messages {
+				p.Messages[i].Compacted = !live[seqs[i]]
+			}
+		}
+		return nil
+	})
+	return p, err
+}
+
+// pageBounds clamps a page request to a listing of total messages: the first position and the count to read.
+func pageBounds(total, offset, limit int) (int, int) {
+	if limit == 0 {
+		limit = total
+	}
+	if offset < 0 {
+		offset = max(total-limit, 0)
+	}
+	offset = min(offset, total)
+	return offset, min(limit, total-offset)
+}
+
+// viewRange reads the sequences at positions [from, from+n) of the session's current view.
+func viewRange(txn *badger.Txn, id string, head Head, from, n int) ([]uint64, error) {
+	seqs := make([]uint64, 0, n)
+	prefix := viewPrefix(id, head.Epoch)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
+	defer it.Close()
+	for it.Seek(viewKey(id, head.Epoch, from)); it.Valid() && len(seqs) < n; it.Next() {
+		seq, err := viewEntry(it.Item(), prefix, id, from+len(seqs))
+		if err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	if len(seqs) != n {
+		return nil, fmt.Errorf("session %s: view epoch %d has %d of the %d messages from position %d", id, head.Epoch, len(seqs), n, from)
+	}
+	return seqs, nil
+}
+
+// liveWithin returns which history sequences in [lo, hi] are part of the session's current view.
+func liveWithin(txn *badger.Txn, id string, head Head, lo, hi uint64) (map[uint64]bool, error) {
+	live := map[uint64]bool{}
+	prefix := viewPrefix(id, head.Epoch)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
+	defer it.Close()
+	pos := 0
+	for it.Rewind(); it.Valid() && pos < head.ViewLen; it.Next() {
+		seq, err := viewEntry(it.Item(), prefix, id, pos)
+		if err != nil {
+			return nil, err
+		}
+		if seq >= lo && seq <= hi {
+			live[seq] = true
+		}
+		pos++
+	}
+	if pos != head.ViewLen {
+		return nil, fmt.Errorf("session %s: view epoch %d has %d of %d messages", id, head.Epoch, pos, head.ViewLen)
+	}
+	return live, nil
+}
+
+// viewEntry decodes the view entry of item, which must sit at position pos.
+func viewEntry(item *badger.Item, prefix []byte, id string, pos int) (uint64, error) {
+	if got := binary.BigEndian.Uint64(item.Key()[len(prefix):]); got != uint64(pos) {
+		return 0, fmt.Errorf("session %s: the view has a gap at position %d", id, pos)
+	}
+	var seq uint64
+	err := item.Value(func(v []byte) error {
+		if len(v) < 8 {
+			return fmt.Errorf("session %s: bad view entry at position %d", id, pos)
+		}
+		seq = binary.BigEndian.Uint64(v)
+		return nil
+	})
+	return seq, err
+}

@@ -183,13 +183,21 @@ func (m *ContextManager) Status(id string) (Status, error) {
 	return m.statusOf(v.Session, summarize(v)), nil
 }
 
-// UncertainCalls returns the IDs of the tool calls of session id's transcript that have no result.
-func UncertainCalls(store *storage.Store, id string) ([]string, error) {
+// StoredMeter is what the meter shows of a session's transcript as stored: its size and the IDs of its tool
+// calls that have no result.
+type StoredMeter struct {
+	Chars     int
+	Uncertain []string
+}
+
+// MeterOf measures session id's transcript as stored.
+func MeterOf(store *storage.Store, id string) (StoredMeter, error) {
 	v, err := store.Transcript(id)
 	if err != nil {
-		return nil, err
+		return StoredMeter{}, err
 	}
-	return summarize(v).uncertain, nil
+	sum := summarize(v)
+	return StoredMeter{Chars: sum.meter.Chars(), Uncertain: sum.uncertain}, nil
 }
 
 // viewSummary is what the meter needs of a transcript, so that it can be kept up to date without re-reading.

@@ -242,14 +242,14 @@ func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	uncertain, err := agent.UncertainCalls(st, p.Session)
+	meter, err := agent.MeterOf(st, p.Session)
 	if err != nil {
 		return nil, err
 	}
 	s.status.touch(p.Session)
 	head := page.Session.Head
 	return map[string]any{"session": page.Session, "messages": page.Messages, "offset": page.Offset, "total": page.Total,
-		"compactedMessages": int(head.NextSeq) - head.ViewLen, "uncertainCalls": uncertain}, nil
+		"compactedMessages": int(head.NextSeq) - head.ViewLen, "uncertainCalls": meter.Uncertain}, nil
 }
 
 func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -705,5 +706,45 @@ func TestCLI_LongLastTurnFitsWithoutF1(t *testing.T) {
 	}
 	if !strings.Contains(out, `"reason":"budget"`) {
 		t.Fatalf("no budget compaction: %s", jsonTypes(t, out))
+	}
+}
+
+// TestCLI_ShowPages: `sessions show` prints the last 200 messages and says which; --offset/--limit choose
+// another window, and --limit 0 prints every message of a session longer than one read (showChunk).
+func TestCLI_ShowPages(t *testing.T) {
+	data := t.TempDir()
+	gen := mustCLI(t, data, "sessions", "generate", "--messages", "2500")
+	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, gen, "sessions", "import", "-"); return o }())
+	rows := func(out string) []string {
+		var r []string
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[0] != "" && strings.Trim(f[0], "0123456789") == "" {
+				r = append(r, f[0])
+			}
+		}
+		return r
+	}
+	out := mustCLI(t, data, "sessions", "show", id)
+	var n int
+	if _, err := fmt.Sscanf(out[strings.Index(out, "transcript "):], "transcript %d messages", &n); err != nil || n < 2500 {
+		t.Fatalf("no message count (%v): %s", err, out)
+	}
+	if r := rows(out); len(r) != 200 || r[0] != strconv.Itoa(n-200) || r[199] != strconv.Itoa(n-1) ||
+		!strings.Contains(out, fmt.Sprintf("showing    messages %d–%d of %d", n-200, n-1, n)) {
+		t.Fatalf("default show: %d rows from %v\n%s", len(r), r[:min(len(r), 1)], out[:min(len(out), 600)])
+	}
+	if r := rows(mustCLI(t, data, "sessions", "show", "--offset", "0", "--limit", "50", id)); len(r) != 50 || r[0] != "0" {
+		t.Fatalf("--offset 0 --limit 50: %d rows", len(r))
+	}
+	every := mustCLI(t, data, "sessions", "show", "--limit", "0", id)
+	if r := rows(every); len(r) != n || r[1234] != "1234" || strings.Contains(every, "showing") {
+		t.Fatalf("--limit 0: %d rows", len(r))
+	}
+	lines := strings.Split(strings.TrimSpace(mustCLI(t, data, "--json", "sessions", "show", "--offset", strconv.Itoa(n-10), id)), "\n")
+	if len(lines) != 11 || !strings.Contains(lines[0], fmt.Sprintf(`"total":%d`, n)) || !strings.Contains(lines[10], fmt.Sprintf(`"index":%d`, n-1)) {
+		t.Fatalf("--json --offset n-10: %d lines, %s", len(lines), lines[0])
+	}
+	if _, errOut, code := cli(t, data, "", "sessions", "show", "--limit", "-1", id); code == 0 || !strings.Contains(errOut, "--limit 0 or more") {
+		t.Fatalf("--limit -1: %s", errOut)
 	}
 }

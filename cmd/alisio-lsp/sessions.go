@@ -72,69 +72,100 @@ func sessionFields(s storage.Session) map[string]any {
 		"createdAt": s.CreatedAt, "updatedAt": s.UpdatedAt, "messages": s.Head.ViewLen}
 }
 
+// showChunk is how many messages `sessions show --limit 0` reads at a time while it prints them.
+const showChunk = 1000
+
 func (a *app) sessionsShowCommand() *cobra.Command {
 	var all bool
+	var offset, limit int
 	cmd := &cobra.Command{
 		Use:   "show SESSION",
-		Short: "show a session's effective transcript (--all: the full history, compacted messages included)",
-		Args:  oneArg,
+		Short: "show a session's last messages (--all: of the full history, compacted messages included)",
+		Long: "show a session: its size, then its last 200 messages. --offset and --limit choose another window\n" +
+			"(--offset 0 --limit 50: the first 50); --limit 0 prints every message, read and printed a page at a time.",
+		Args: oneArg,
 		RunE: func(_ *cobra.Command, args []string) error {
+			if offset < -1 || limit < 0 {
+				return fmt.Errorf("--offset must be 0 or more and --limit 0 or more (0: every message); got --offset %d --limit %d", offset, limit)
+			}
 			return a.withSession(args[0], func(st *storage.Store, id string) error {
-				v, msgs, err := st.Read(id, all)
-				if err != nil {
-					return err
-				}
-				return a.showSession(v, msgs)
+				return a.showSession(st, id, all, offset, limit)
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "include compacted messages (the audit history)")
+	cmd.Flags().BoolVar(&all, "all", false, "list the full history, compacted messages included (the audit history)")
+	cmd.Flags().IntVar(&offset, "offset", -1, "first message to show, from 0 (default: the last --limit messages)")
+	cmd.Flags().IntVar(&limit, "limit", 200, "how many messages to show; 0 shows every one")
 	return cmd
 }
 
-func (a *app) showSession(v storage.View, msgs []transcript.Message) error {
-	chars := transcript.TotalChars(v.Messages)
-	instr := 0
-	for _, s := range v.Session.Instructions {
-		instr += utf8.RuneCountInString(s)
+// showSession prints the session's meter, then its messages from offset (negative: the last limit), reading
+// at most showChunk of them at a time, so that a session of any length prints in bounded memory.
+func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit int) error {
+	m, err := agent.MeterOf(st, id)
+	if err != nil {
+		return err
 	}
-	uncertain := transcript.UnansweredCalls(v.Messages)
+	page, err := st.ReadPage(id, all, offset, min(limit, showChunk))
+	if err != nil {
+		return err
+	}
+	if limit == 0 {
+		limit = page.Total
+	}
+	end := min(page.Offset+limit, page.Total)
+	s := page.Session
+	instr := 0
+	for _, text := range s.Instructions {
+		instr += utf8.RuneCountInString(text)
+	}
 	if a.jsonOut {
-		f := sessionFields(v.Session)
-		f["transcriptChars"], f["instructionsChars"] = chars, instr
-		f["estimatedTokens"] = transcript.EstimateTokens(chars + instr)
-		f["uncertainCalls"] = callIDs(uncertain)
+		f := sessionFields(s)
+		f["transcriptChars"], f["instructionsChars"] = m.Chars, instr
+		f["estimatedTokens"] = transcript.EstimateTokens(m.Chars + instr)
+		f["uncertainCalls"] = m.Uncertain
+		f["offset"], f["total"] = page.Offset, page.Total
 		if err := a.emit("session", f); err != nil {
 			return err
 		}
-		for i, m := range msgs {
-			if err := a.emit("message", map[string]any{"index": i, "message": m, "chars": m.Chars()}); err != nil {
+	} else {
+		a.printf("session    %s\ntitle      %s\nworkspace  %s\nupdated    %s\n", s.ID, s.Title, s.Workspace, s.UpdatedAt.Local().Format(time.RFC3339))
+		a.printf("transcript %d messages, %d chars + %d chars of instructions ≈ %d tokens\n",
+			s.Head.ViewLen, m.Chars, instr, transcript.EstimateTokens(m.Chars+instr))
+		if len(m.Uncertain) > 0 {
+			a.printf("uncertain  %d tool call(s) without a result: %s (the session is not compacted until they are recovered)\n",
+				len(m.Uncertain), strings.Join(m.Uncertain, ", "))
+		}
+		if page.Offset > 0 || end < page.Total {
+			a.printf("showing    messages %d–%d of %d (--offset and --limit show others, --limit 0 every one)\n", page.Offset, end-1, page.Total)
+		}
+		a.printf("\n")
+	}
+	for pos := page.Offset; pos < end; {
+		for i := range page.Messages {
+			if err := a.showMessage(pos+i, &page.Messages[i]); err != nil {
 				return err
 			}
 		}
-		return nil
-	}
-	s := v.Session
-	a.printf("session    %s\ntitle      %s\nworkspace  %s\nupdated    %s\n", s.ID, s.Title, s.Workspace, s.UpdatedAt.Local().Format(time.RFC3339))
-	a.printf("transcript %d messages, %d chars + %d chars of instructions ≈ %d tokens\n",
-		len(v.Messages), chars, instr, transcript.EstimateTokens(chars+instr))
-	if len(uncertain) > 0 {
-		a.printf("uncertain  %d tool call(s) without a result: %s (the session is not compacted until they are recovered)\n",
-			len(uncertain), strings.Join(callIDs(uncertain), ", "))
-	}
-	a.printf("\n")
-	for i, m := range msgs {
-		a.printf("%5d %-9s %-12s %7d  %s\n", i, m.Role, flags(&m), m.Chars(), preview(&m))
+		if len(page.Messages) == 0 {
+			break
+		}
+		if pos += len(page.Messages); pos < end {
+			if page, err = st.ReadPage(id, all, pos, min(end-pos, showChunk)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-func callIDs(calls []transcript.ToolCall) []string {
-	ids := make([]string, len(calls))
-	for i, c := range calls {
-		ids[i] = c.ID
+// showMessage prints message m, at position i of the listing, as one line (or one JSON record).
+func (a *app) showMessage(i int, m *transcript.Message) error {
+	if a.jsonOut {
+		return a.emit("message", map[string]any{"index": i, "message": m, "chars": m.Chars()})
 	}
-	return ids
+	a.printf("%5d %-9s %-12s %7d  %s\n", i, m.Role, flags(m), m.Chars(), preview(m))
+	return nil
 }
 
 func flags(m *transcript.Message) string {

@@ -176,6 +176,45 @@ func TestNeovim_Recover(t *testing.T) {
 	}
 }
 
+// TestNeovim_EarlierMessages: a long, compacted session opens on its last 200 messages with a first line that
+// says how many earlier ones are not shown; :AlisioEarlier and <CR> on that line show them in place.
+func TestNeovim_EarlierMessages(t *testing.T) {
+	ws, data := workspace(t)
+	var msgs []string
+	for i := 0; i < 225; i++ {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"question %d"},{"role":"assistant","content":"answer %d"}`, i, i))
+	}
+	file := filepath.Join(t.TempDir(), "long.json")
+	if err := os.WriteFile(file, []byte("["+strings.Join(msgs, ",")+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(data, "alisio")
+	out, err := exec.Command(binary, "--data-dir", store, "sessions", "import", file, "--workspace", ws).Output()
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if out, err := exec.Command(binary, "--data-dir", store, "compact", strings.TrimSpace(string(out))).CombinedOutput(); err != nil {
+		t.Fatalf("compact: %v %s", err, out)
+	}
+	r := nvim(t, "earlier.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
+	first := lines(r.Results["first_page"])
+	if !strings.HasPrefix(first, "▲ 251 earlier messages not shown · <CR> on this line or :AlisioEarlier shows 200 more") ||
+		!strings.Contains(first, "── 446 messages compacted into a checkpoint, now ") ||
+		!strings.Contains(first, "### The last 195 of the 446 compacted originals") {
+		t.Errorf("first page:\n%s", first[:min(len(first), 800)])
+	}
+	if r.Results["reading"] != "question 223" || r.Results["still_reading"] != "question 223" {
+		t.Errorf("the cursor was on %q, and on %q after :AlisioEarlier", r.Results["reading"], r.Results["still_reading"])
+	}
+	if second := lines(r.Results["second_page"]); !strings.HasPrefix(second, "▲ 51 earlier messages not shown · <CR> on this line or :AlisioEarlier shows 51 more") {
+		t.Errorf("after :AlisioEarlier:\n%s", second[:min(len(second), 300)])
+	}
+	if every := lines(r.Results["every"]); !strings.HasPrefix(every, "── 446 messages compacted into a checkpoint, ") || strings.Contains(every, "now ") ||
+		!strings.Contains(every, "\nquestion 0\n") {
+		t.Errorf("every message:\n%s", every[:min(len(every), 300)])
+	}
+}
+
 // TestNeovim_MissingBinary: setup names the missing program and how to install it; :checkhealth too.
 func TestNeovim_MissingBinary(t *testing.T) {
 	r := nvim(t, "missing_binary.lua")

@@ -3,8 +3,9 @@
 import * as vscode from 'vscode';
 import * as crypto from 'crypto';
 
-/** What the chat asks the extension to do: send a prompt, stop the turn, compact, recover, switch or start a session. */
-export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'recover' | 'switch' | 'new' } | { type: 'send'; text: string };
+/** What the chat asks the extension to do: send a prompt, stop the turn, compact, recover, switch or start a
+ * session, show earlier messages. */
+export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'recover' | 'switch' | 'new' | 'earlier' } | { type: 'send'; text: string };
 
 export class ChatView implements vscode.WebviewViewProvider {
   private webviews = new Set<vscode.Webview>();

@@ -80,8 +80,16 @@ function onStatus(st: meter.Status) {
   chat?.post({ type: 'status', status: st });
 }
 
-/** refreshChat redraws the chat from the session's history (compacted originals included). */
-async function refreshChat() {
+/** How many more messages the chat's "Show earlier messages" loads at a time. */
+const EARLIER_PAGE = 200;
+
+/** The chat's window onto the session's history: from which message it shows (undefined: the daemon's default
+ * page, the last messages), and of which session. */
+let shown: { session: string; from: number } | undefined;
+
+/** refreshChat redraws the chat from the session's history (compacted originals included): the last page, or
+ * from the earliest message the chat already showed, or with earlier one page more. */
+async function refreshChat(earlier = false) {
   const model = String((settings().provider as { model?: string } | undefined)?.model || '');
   if (!client) {
     chat.post({ type: 'session', messages: [], uncertain: [], model, running: false });
@@ -94,11 +102,20 @@ async function refreshChat() {
   if (turn) {
     return; // the turn streams; the chat is redrawn when it ends
   }
+  const id = session ?? lastStatus?.session;
+  const params: Record<string, unknown> = { session: id, includeCompacted: true };
+  const last = shown;
+  const from = last && last.session === id ? last.from : undefined;
+  if (from !== undefined) {
+    params.offset = earlier ? Math.max(0, from - EARLIER_PAGE) : from;
+    params.limit = 0;
+  }
   try {
-    const res = await client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[]; uncertainCalls: string[] }>(
-      'alisio/session', { session: session ?? lastStatus?.session, includeCompacted: true });
+    const res = await client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[]; uncertainCalls: string[];
+      offset: number; compactedMessages: number; }>('alisio/session', params);
+    shown = { session: res.session.id, from: res.offset ?? 0 };
     chat.post({ type: 'session', messages: res.messages, uncertain: res.uncertainCalls || [], status: lastStatus, model,
-      title: res.session.title || res.session.id, running: false });
+      title: res.session.title || res.session.id, running: false, earlier: res.offset ?? 0, compacted: res.compactedMessages ?? 0, keepScroll: earlier });
   } catch (e) {
     output.error(`alisio/session: ${(e as Error).message}`);
   }
@@ -132,6 +149,8 @@ async function onChatAction(a: ChatAction) {
   switch (a.type) {
     case 'ready':
       return refreshChat();
+    case 'earlier':
+      return refreshChat(true);
     case 'send':
       return runTurn(a.text);
     case 'stop':
@@ -427,7 +446,7 @@ export async function activate(context: vscode.ExtensionContext) {
     if (!st) {
       return;
     }
-    const sess = await request<{ messages: meter.Message[] }>('alisio/session', { session: st.session });
+    const sess = await request<{ messages: meter.Message[] }>('alisio/session', { session: st.session, offset: 0, limit: 0 });
     const tools = await request<{ sources: { source: string; chars: number; count: number }[] }>('alisio/tools', {});
     await showDoc('context.md', meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []));
   });

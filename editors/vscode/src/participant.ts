@@ -31,7 +31,7 @@ export function handler(agent: Agent): vscode.ChatRequestHandler {
         if (!st) {
           return;
         }
-        const sess = await agent.request<{ messages: meter.Message[] }>('alisio/session', { session: st.session }, token);
+        const sess = await agent.request<{ messages: meter.Message[] }>('alisio/session', { session: st.session, offset: 0, limit: 0 }, token);
         const tools = await agent.request<meter.ToolsDescription>('alisio/tools', {}, token);
         stream.markdown(meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []));
         stream.button({ command: 'alisio.compact', title: 'Compact' });

@@ -30,6 +30,11 @@ export interface ChatMessage {
   compacted?: boolean;
 }
 
+/** count writes n with thousands separators (12,345). */
+function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
 function chars(s: string | undefined): number {
   return [...(s || '')].length;
 }
@@ -83,9 +88,17 @@ function bubble(role: 'user' | 'assistant', inner: string): string {
   return `<div class="msg ${role}"><div class="who">${role === 'user' ? 'You' : 'Alisio'}</div>${inner}</div>`;
 }
 
+/** Where the messages given to conversation sit in the session's history: how many come before them, and how
+ * many messages of the whole history are compacted (some may be among those earlier ones). */
+export interface PageInfo {
+  earlier: number;
+  compacted: number;
+}
+
 /** conversation renders the session: its messages (the compacted originals gathered behind the checkpoint's
- * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked. */
-export function conversation(messages: ChatMessage[], uncertain: string[]): string {
+ * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked.
+ * When the messages are the last page of a longer history, it starts with a button that loads earlier ones. */
+export function conversation(messages: ChatMessage[], uncertain: string[], page: PageInfo = { earlier: 0, compacted: 0 }): string {
   // Each call gets the result that follows it before the next assistant message (IDs may be reused later in a
   // session: SWE-agent numbers them).
   const results = new Map<object, ChatMessage>();
@@ -128,13 +141,20 @@ export function conversation(messages: ChatMessage[], uncertain: string[]): stri
   // the history: its boundary comes first, over the originals it replaced.
   const originals = messages.filter((m) => m.compacted);
   const out: string[] = [];
+  if (page.earlier > 0) {
+    out.push(`<div class="earlier"><button data-action="earlier" title="Load ${count(Math.min(page.earlier, 200))} more">Show earlier messages</button>` +
+      `<span>${count(page.earlier)} earlier message${page.earlier === 1 ? '' : 's'} not shown</span></div>`);
+  }
   const live = messages.find((m) => m.summary && !m.compacted);
   if (live) {
-    const before = originals.reduce((n, o) => n + chars(o.text), 0);
-    out.push(`<details class="boundary${live.partial ? ' partial' : ''}"><summary>${originals.length} messages compacted into a checkpoint, ` +
-      `${human(before)} → ${human(chars(live.text))} chars${live.partial ? ' · <span class="warn">partial checkpoint</span>' : ''}</summary>` +
-      `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(live.text || '')}</details>` +
-      `<details class="originals"><summary>The ${originals.length} compacted originals (kept in the store)</summary>${render(originals)}</details></details>`);
+    const total = Math.max(page.compacted, originals.length);
+    const partial = live.partial ? ' · <span class="warn">partial checkpoint</span>' : '';
+    const sizes = originals.length === total ? `${human(originals.reduce((n, o) => n + chars(o.text), 0))} → ${human(chars(live.text))} chars`
+      : `now ${human(chars(live.text))} chars`;
+    const shownOriginals = originals.length === 0 ? ''
+      : `<details class="originals"><summary>${originals.length === total ? `The ${count(total)}` : `The last ${count(originals.length)} of the ${count(total)}`} compacted originals (kept in the store)</summary>${render(originals)}</details>`;
+    out.push(`<details class="boundary${live.partial ? ' partial' : ''}"><summary>${count(total)} messages compacted into a checkpoint, ${sizes}${partial}</summary>` +
+      `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(live.text || '')}</details>${shownOriginals}</details>`);
   }
   out.push(render(messages.filter((m) => !m.compacted && !m.summary)));
   if (uncertain.length > 0) {

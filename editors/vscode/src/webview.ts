@@ -42,9 +42,17 @@ window.addEventListener('message', (e: MessageEvent) => {
       model = m.model ?? model;
       title = m.title ?? title;
       drawHeader();
-      log.innerHTML = conversation(m.messages as ChatMessage[], m.uncertain || []);
+      {
+        // Loading earlier messages keeps in view what the user was reading; any other redraw goes to the end.
+        const fromEnd = log.scrollHeight - log.scrollTop;
+        log.innerHTML = conversation(m.messages as ChatMessage[], m.uncertain || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 });
+        if (m.keepScroll) {
+          log.scrollTop = log.scrollHeight - fromEnd;
+        } else {
+          scrollDown();
+        }
+      }
       running(!!m.running);
-      scrollDown();
       break;
     case 'status':
       status = m.status;

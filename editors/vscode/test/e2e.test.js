@@ -64,7 +64,10 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
   const provider = spawn(PROVIDER, ['--script', script]);
   const url = await new Promise((resolve) => provider.stdout.once('data', (d) => resolve(String(d).trim())));
   const transcript = path.join(tmp, 'session.json');
+  // 150 earlier exchanges: after the compaction the history is longer than the chat's first page (200).
+  const earlier = Array.from({ length: 150 }, (_, i) => [{ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` }]).flat();
   fs.writeFileSync(transcript, JSON.stringify([
+    ...earlier,
     { role: 'user', content: 'run the build' },
     { role: 'assistant', content: null, tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'run_command', arguments: '{"command":"make"}' } }] },
     { role: 'tool', tool_call_id: 'call_b', content: 'b'.repeat(6000) },
@@ -146,7 +149,14 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await page.keyboard.press('Enter');
     const view = page.frameLocator('iframe.webview').frameLocator('#active-frame') // webviews float over the workbench, outside their part;
     await until('the chat with the compaction boundary', async () => (await view.locator('details.boundary').count()) > 0, 60000);
-    assert.match(await view.locator('details.boundary > summary').innerText(), /messages compacted into a checkpoint, .* → .* chars/);
+    // The chat opens on the last 200 messages of the history; the rest is one click away.
+    assert.match(await view.locator('details.boundary > summary').innerText(), /^\d+ messages compacted into a checkpoint, now .* chars/);
+    assert.match(await view.locator('.earlier').innerText(), /^Show earlier messages\s*\d+ earlier messages not shown/);
+    await view.locator('#log').evaluate((el) => { el.scrollTop = 0; });
+    await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat-earlier.png') });
+    await view.locator('.earlier button').click();
+    await until('the earlier messages', async () => (await view.locator('.earlier').count()) === 0 &&
+      /messages compacted into a checkpoint, .* → .* chars/.test(await view.locator('details.boundary > summary').innerText()), 30000);
     assert.match(await view.locator('#header .meta').innerText(), /alisio-test · .* of .* chars/);
     await view.locator('#input').fill('run the parser tests');
     await view.locator('#input').press('Enter');

@@ -71,3 +71,19 @@ test('a reused call ID gets the result that follows each call; an assistant\'s c
   assert.match(html, /<code>seq 3<\/code> · 11 chars/);
   assert.strictEqual((html.match(/<div class="who">Alisio<\/div>/g) || []).length, 1);
 });
+
+test('the last page of a long session starts with a button that loads earlier messages, and its boundary counts every compacted message', () => {
+  const html = render.conversation([
+    { role: 'user', text: 'old question', compacted: true },
+    { role: 'user', text: '[Checkpoint] goal: ship', summary: true },
+    { role: 'user', text: 'next' },
+  ], [], { earlier: 12345, compacted: 12000 });
+  assert.match(html, /^<div class="earlier"><button data-action="earlier"[^>]*>Show earlier messages<\/button><span>12,345 earlier messages not shown<\/span><\/div>/);
+  assert.match(html, /12,000 messages compacted into a checkpoint, now 23 chars/);
+  assert.match(html, /The last 1 of the 12,000 compacted originals/);
+  const first = render.conversation([{ role: 'user', text: 'hi' }], [], { earlier: 0, compacted: 0 });
+  assert.doesNotMatch(first, /earlier/);
+  const none = render.conversation([{ role: 'user', text: '[Checkpoint] x', summary: true }], [], { earlier: 40, compacted: 40 });
+  assert.match(none, /40 messages compacted into a checkpoint, now 14 chars<\/summary>/);
+  assert.doesNotMatch(none, /class="originals"/);
+});

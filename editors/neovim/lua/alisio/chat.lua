@@ -14,6 +14,13 @@ local function human(n)
 end
 M.human = human
 
+-- count writes n with thousands separators (12,345).
+local function count(n)
+  local s = tostring(n)
+  local out = s:reverse():gsub('(%d%d%d)', '%1,'):reverse()
+  return (out:gsub('^,', ''))
+end
+
 local function split(text)
   return vim.split(text or '', '\n', { plain = true })
 end
@@ -55,10 +62,16 @@ function M.tool_line(call, result)
   return line .. string.format(' · %s chars', human(chars(result.text)))
 end
 
+--- EARLIER_LINE starts the chat's first line when earlier messages are not shown.
+M.EARLIER_LINE = '▲ '
+
 --- render turns the messages of alisio/session (with includeCompacted) into the chat's lines, and the folds
 --- to close: the compacted originals and checkpoint behind their boundary line, each tool call's arguments and
---- result behind its line. uncertain lists the IDs of calls a crash left without result.
-function M.render(messages, uncertain)
+--- result behind its line. uncertain lists the IDs of calls a crash left without result. page, when the
+--- messages are the last ones of a longer history, says how many come before them ({ earlier = n }) and how
+--- many messages of the whole history are compacted ({ compacted = n }).
+function M.render(messages, uncertain, page)
+  page = page or {}
   local lines, folds = {}, {}
   local function add(t)
     for _, l in ipairs(t) do
@@ -129,16 +142,30 @@ function M.render(messages, uncertain)
   for _, m in ipairs(originals) do
     compactedChars = compactedChars + chars(m.text)
   end
+  local earlier = page.earlier or 0
+  if earlier > 0 then
+    add({ string.format('%s%s earlier message%s not shown · <CR> on this line or :AlisioEarlier shows %s more', M.EARLIER_LINE,
+      count(earlier), earlier == 1 and '' or 's', count(math.min(earlier, 200))), '' })
+  end
+  -- Every compacted message of the history, though only the last ones may be in this page.
+  local total = math.max(page.compacted or 0, #originals)
   -- The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
   -- the history: its boundary comes first, over the originals it replaced.
   for _, m in ipairs(messages) do
     if m.summary and not m.compacted then
-      table.insert(lines, string.format('── %d messages compacted into a checkpoint, %s → %s chars%s ──', #originals,
-        human(compactedChars), human(chars(m.text)), m.partial and ' · partial checkpoint' or ''))
+      local sizes = #originals == total and string.format('%s → %s chars', human(compactedChars), human(chars(m.text)))
+        or string.format('now %s chars', human(chars(m.text)))
+      table.insert(lines, string.format('── %s messages compacted into a checkpoint, %s%s ──', count(total), sizes,
+        m.partial and ' · partial checkpoint' or ''))
       local first = #lines + 1
       add({ '### Checkpoint' .. (m.partial and ' (partial: raise compaction.maxOutputTokens for complete ones)' or ''), '' })
       add(split(m.text))
-      add({ '', '### The compacted originals (kept in the store)', '' })
+      if #originals == total then
+        add({ '', '### The compacted originals (kept in the store)', '' })
+      elseif #originals > 0 then
+        add({ '', string.format('### The last %s of the %s compacted originals (kept in the store; :AlisioEarlier shows more)',
+          count(#originals), count(total)), '' })
+      end
       for _, o in ipairs(originals) do
         message(o, '#')
       end
@@ -229,25 +256,34 @@ function M.foldexpr(lnum)
   return state.levels and state.levels[lnum] or '0'
 end
 
---- show replaces the chat with the session's conversation and closes its folds.
-function M.show(messages, uncertain)
+--- show replaces the chat with the session's conversation (page: see render) and closes its folds. With
+--- keep_place (earlier messages were loaded above) the cursor stays on what the user was reading; otherwise
+--- the window shows the end of the conversation.
+function M.show(messages, uncertain, page, keep_place)
   if not valid(state.buf) then
     return
   end
-  local lines, folds = M.render(messages, uncertain)
+  local before = vim.api.nvim_buf_line_count(state.buf)
+  local w = win_of(state.buf)
+  local row = w and vim.api.nvim_win_get_cursor(w)[1] or 1
+  local lines, folds = M.render(messages, uncertain, page)
   if #lines == 0 then
     lines = { '_No messages yet: type below and press <CR> (normal mode) to send; <C-c> stops a turn, q closes._' }
   end
   state.levels = levels(#lines, folds)
   set_lines(0, -1, lines)
-  local w = win_of(state.buf)
   if w then
     vim.api.nvim_win_call(w, function()
       vim.wo.foldlevel = 0
       vim.cmd('normal! zx') -- recompute the folds from foldexpr and close them
-      -- The end of the conversation at the bottom of the window, and as much of it above as fits.
-      vim.cmd('normal! G')
-      vim.cmd('normal! zb')
+      if keep_place then
+        vim.api.nvim_win_set_cursor(0, { math.max(1, math.min(#lines, #lines - (before - row))), 0 })
+        vim.cmd('normal! zt')
+      else
+        -- The end of the conversation at the bottom of the window, and as much of it above as fits.
+        vim.cmd('normal! G')
+        vim.cmd('normal! zb')
+      end
     end)
   end
 end
@@ -288,7 +324,7 @@ local function scratch(name, ft)
 end
 
 --- open shows the chat split (creating it when needed) with the input window below, and returns the chat buffer.
---- actions: { send = fn(text), stop = fn(), close = fn() }.
+--- actions: { send = fn(text), stop = fn(), earlier = fn() }.
 function M.open(actions)
   state.buf = scratch(CHAT, 'markdown')
   state.input = scratch(INPUT, 'markdown')
@@ -321,6 +357,18 @@ function M.open(actions)
     map(buf, 'n', 'q', M.close, 'Alisio: close the chat')
   end
   map(state.input, 'n', '<CR>', send, 'Alisio: send')
+  -- <CR> in the chat: on the first line, shows earlier messages; on a fold (a tool call, the checkpoint),
+  -- opens or closes it; elsewhere, goes down a line as usual.
+  map(state.buf, 'n', '<CR>', function()
+    local row = vim.api.nvim_win_get_cursor(0)[1]
+    if row == 1 and vim.startswith(vim.api.nvim_buf_get_lines(state.buf, 0, 1, false)[1] or '', M.EARLIER_LINE) then
+      actions.earlier()
+    elseif vim.fn.foldlevel(row) > 0 then
+      vim.cmd('normal! za')
+    else
+      vim.cmd('normal! +')
+    end
+  end, 'Alisio: show earlier messages, or open/close a fold')
   map(state.input, 'i', '<C-s>', send, 'Alisio: send')
   return state.buf
 end

@@ -382,12 +382,17 @@ end
 
 --- chat opens the chat buffer (:Alisio) with the session's conversation.
 function M.chat()
-  chat.open({ send = M.prompt, stop = M.stop })
+  chat.open({ send = M.prompt, stop = M.stop, earlier = M.earlier })
   M.refresh_chat()
 end
 
---- refresh_chat redraws the chat from the session's history (when the chat exists and no turn streams).
-function M.refresh_chat()
+--- EARLIER_PAGE is how many more messages :AlisioEarlier shows at a time.
+local EARLIER_PAGE = 200
+
+--- refresh_chat redraws the chat from the session's history (when the chat exists and no turn streams): the
+--- last page the daemon gives, or from the earliest message the chat already showed, or with earlier one page
+--- more.
+function M.refresh_chat(earlier)
   if not chat.buf() or state.turn then
     return
   end
@@ -395,11 +400,27 @@ function M.refresh_chat()
     chat.show({}, {})
     return
   end
-  request('alisio/session', { session = state.session, includeCompacted = true }, function(err, res)
+  local params = { session = state.session, includeCompacted = true }
+  local shown = state.shown
+  if shown and shown.session == state.session then
+    params.offset = earlier and math.max(0, shown.from - EARLIER_PAGE) or shown.from
+    params.limit = 0
+  end
+  request('alisio/session', params, function(err, res)
     if not err and res and not state.turn then
-      chat.show(res.messages or {}, res.uncertainCalls or {})
+      state.shown = { session = res.session.id, from = res.offset or 0 }
+      chat.show(res.messages or {}, res.uncertainCalls or {}, { earlier = res.offset or 0, compacted = res.compactedMessages or 0 }, earlier)
     end
   end)
+end
+
+--- earlier shows the chat's earlier messages (:AlisioEarlier, or <CR> on the chat's first line).
+function M.earlier()
+  if not chat.buf() then
+    M.chat()
+    return
+  end
+  M.refresh_chat(true)
 end
 
 --- stop cancels the running turn (<C-c> in the chat).

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -124,4 +126,38 @@ func BenchmarkStartup100k(b *testing.B) {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "heap-MiB")
+}
+
+// BenchmarkSessionPage100k measures alisio/session on a never-compacted 100k-message session: the default
+// page (its last 200 messages) and a history page, each a round trip over the JSON-RPC stream, and the heap the
+// daemon holds afterwards compared with before the requests (after a GC).
+func BenchmarkSessionPage100k(b *testing.B) {
+	st, id := benchStore(b, 100_000)
+	ctx := context.Background()
+	c := servertest.Start(b, server.Options{Config: config.Default(), Store: st})
+	if _, err := c.Initialize(ctx, b.TempDir(), nil, false, false); err != nil {
+		b.Fatal(err)
+	}
+	heap := func() float64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return float64(m.HeapAlloc) / (1 << 20)
+	}
+	for _, history := range []bool{false, true} {
+		b.Run(fmt.Sprintf("includeCompacted=%v", history), func(b *testing.B) {
+			before := heap()
+			for i := 0; i < b.N; i++ {
+				var page struct {
+					Messages []json.RawMessage
+					Total    int
+				}
+				if err := c.Call(ctx, "alisio/session", map[string]any{"session": id, "includeCompacted": history}, &page); err != nil || len(page.Messages) != server.DefaultPageMessages {
+					b.Fatalf("%v: %d messages", err, len(page.Messages))
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(heap()-before, "heap-growth-MiB")
+		})
+	}
 }

@@ -64,8 +64,8 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
   const provider = spawn(PROVIDER, ['--script', script]);
   const url = await new Promise((resolve) => provider.stdout.once('data', (d) => resolve(String(d).trim())));
   const transcript = path.join(tmp, 'session.json');
-  // 150 earlier exchanges: after the compaction the history is longer than the chat's first page (200).
-  const earlier = Array.from({ length: 150 }, (_, i) => [{ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` }]).flat();
+  // 110 earlier exchanges: after the compaction the history is longer than the chat's first page (200).
+  const earlier = Array.from({ length: 110 }, (_, i) => [{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `answer ${i}: the parser reads one more token.` }]).flat();
   fs.writeFileSync(transcript, JSON.stringify([
     ...earlier,
     { role: 'user', content: 'run the build' },

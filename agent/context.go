@@ -200,6 +200,29 @@ func MeterOf(store *storage.Store, id string) (StoredMeter, error) {
 	return StoredMeter{Chars: sum.meter.Chars(), Uncertain: sum.uncertain}, nil
 }
 
+// CurrentCheckpoint returns the checkpoint of session id's transcript (nil when it has none) and the session's
+// record. A compaction puts its checkpoint first, so only the transcript's leading messages are read, however
+// long the session.
+func CurrentCheckpoint(store *storage.Store, id string) (*transcript.Message, storage.Session, error) {
+	const step = 8
+	var ck *transcript.Message
+	for offset := 0; ; offset += step {
+		p, err := store.ReadPage(id, false, offset, step)
+		if err != nil {
+			return nil, storage.Session{}, err
+		}
+		for i := range p.Messages {
+			if !p.Messages[i].Summary {
+				return ck, p.Session, nil
+			}
+			ck = &p.Messages[i]
+		}
+		if offset+len(p.Messages) >= p.Total {
+			return ck, p.Session, nil
+		}
+	}
+}
+
 // viewSummary is what the meter needs of a transcript, so that it can be kept up to date without re-reading.
 type viewSummary struct {
 	// epoch and viewLen identify the stored transcript it describes.

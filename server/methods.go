@@ -12,7 +12,6 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
-	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
 type handlerFunc func(s *Server, ctx context.Context, params json.RawMessage) (any, error)
@@ -281,30 +280,16 @@ func (s *Server) checkpoint(_ context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	v, err := st.Transcript(p.Session)
+	ck, sess, err := agent.CurrentCheckpoint(st, p.Session)
 	if err != nil {
 		return nil, err
-	}
-	var ck *transcript.Message
-	for i := range v.Messages {
-		if v.Messages[i].Summary {
-			ck = &v.Messages[i]
-		}
 	}
 	if ck == nil {
 		return map[string]any{"session": p.Session, "checkpoint": nil}, nil
 	}
 	cp, _ := compaction.ParseStructured(ck.Structured)
-	hist, err := st.History(p.Session)
-	if err != nil {
-		return nil, err
-	}
-	replaced := 0
-	for _, m := range hist {
-		if m.Compacted && !m.CreatedAt.After(ck.CreatedAt) {
-			replaced++
-		}
-	}
+	// What the checkpoint (and any reduction) replaced: the history's messages no longer in the transcript.
+	replaced := int(sess.Head.NextSeq) - sess.Head.ViewLen
 	changed := []string{}
 	for _, f := range cp.RelevantFiles {
 		for _, c := range s.files.ChangedSince(ck.CreatedAt) {

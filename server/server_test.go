@@ -720,4 +720,12 @@ func TestSessionPages(t *testing.T) {
 			t.Fatalf("history message %d: compacted %v", 250+i, m.Compacted)
 		}
 	}
+	// The checkpoint heads the transcript: alisio/checkpoint finds it without reading the rest.
+	var ck struct {
+		Text             string
+		ReplacedMessages int
+	}
+	if err := e.client.Call(ctx(t), "alisio/checkpoint", map[string]any{"session": sess.ID}, &ck); err != nil || ck.Text != "checkpoint" || ck.ReplacedMessages != 300 {
+		t.Fatalf("checkpoint: %v, %+v", err, ck)
+	}
 }

@@ -34,7 +34,7 @@ func (s *Store) ReadPage(id string, includeCompacted bool, offset, limit int) (P
 	if limit < 0 {
 		return Page{}, fmt.Errorf("a page cannot hold %d messages", limit)
 	}
-	var p Page
+	p := Page{Messages: []transcript.Message{}}
 	err = s.db.View(func(txn *badger.Txn) error {
 		sess, err := getSession(txn, id)
 		if err != nil {
@@ -44,7 +44,7 @@ func (s *Store) ReadPage(id string, includeCompacted bool, offset, limit int) (P
 		if includeCompacted {
 			p.Total = int(sess.Head.NextSeq)
 		}
-		p.Offset, limit = pageBounds(p.Total, offset, limit)
+		p.Offset, limit = PageBounds(p.Total, offset, limit)
 		if limit == 0 {
 			return nil
 		}
@@ -74,13 +74,14 @@ func (s *Store) ReadPage(id string, includeCompacted bool, offset, limit int) (P
 	return p, err
 }
 
-// pageBounds clamps a page request to a listing of total messages: the first position and the count to read.
-func pageBounds(total, offset, limit int) (int, int) {
-	if limit == 0 {
+// PageBounds clamps a page request (see ReadPage) to a listing of total messages: the first position and the
+// count to read.
+func PageBounds(total, offset, limit int) (from, n int) {
+	if limit == 0 || limit > total {
 		limit = total
 	}
 	if offset < 0 {
-		offset = max(total-limit, 0)
+		offset = total - limit
 	}
 	offset = min(offset, total)
 	return offset, min(limit, total-offset)

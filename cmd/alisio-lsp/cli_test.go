@@ -730,7 +730,7 @@ func TestCLI_ShowPages(t *testing.T) {
 		t.Fatalf("no message count (%v): %s", err, out)
 	}
 	if r := rows(out); len(r) != 200 || r[0] != strconv.Itoa(n-200) || r[199] != strconv.Itoa(n-1) ||
-		!strings.Contains(out, fmt.Sprintf("showing    messages %d–%d of %d", n-200, n-1, n)) {
+		!strings.Contains(out, fmt.Sprintf("showing    200 of %d messages, %d–%d (numbered from 0;", n, n-200, n-1)) {
 		t.Fatalf("default show: %d rows from %v\n%s", len(r), r[:min(len(r), 1)], out[:min(len(out), 600)])
 	}
 	if r := rows(mustCLI(t, data, "sessions", "show", "--offset", "0", "--limit", "50", id)); len(r) != 50 || r[0] != "0" {
@@ -744,7 +744,17 @@ func TestCLI_ShowPages(t *testing.T) {
 	if len(lines) != 11 || !strings.Contains(lines[0], fmt.Sprintf(`"total":%d`, n)) || !strings.Contains(lines[10], fmt.Sprintf(`"index":%d`, n-1)) {
 		t.Fatalf("--json --offset n-10: %d lines, %s", len(lines), lines[0])
 	}
-	if _, errOut, code := cli(t, data, "", "sessions", "show", "--limit", "-1", id); code == 0 || !strings.Contains(errOut, "--limit 0 or more") {
+	if _, errOut, code := cli(t, data, "", "sessions", "show", "--limit", "-1", id); code == 0 || !strings.Contains(errOut, "--limit -1: give how many messages to show, or 0 for every one") {
 		t.Fatalf("--limit -1: %s", errOut)
+	}
+	// More than one read's worth from the end, a limit too large to add to, and an offset past the end.
+	if r := rows(mustCLI(t, data, "sessions", "show", "--limit", "2000", id)); len(r) != 2000 || r[0] != strconv.Itoa(n-2000) {
+		t.Fatalf("--limit 2000: %d rows", len(r))
+	}
+	if r := rows(mustCLI(t, data, "sessions", "show", "--limit", "9223372036854775807", id)); len(r) != n {
+		t.Fatalf("--limit max int: %d rows", len(r))
+	}
+	if out := mustCLI(t, data, "sessions", "show", "--offset", strconv.Itoa(n), id); !strings.Contains(out, fmt.Sprintf("showing    no messages: --offset %d is past the last one (%d messages, numbered from 0)", n, n)) {
+		t.Fatalf("--offset past the end: %s", out)
 	}
 }

@@ -84,9 +84,15 @@ func (a *app) sessionsShowCommand() *cobra.Command {
 		Long: "show a session: its size, then its last 200 messages. --offset and --limit choose another window\n" +
 			"(--offset 0 --limit 50: the first 50); --limit 0 prints every message, read and printed a page at a time.",
 		Args: oneArg,
-		RunE: func(_ *cobra.Command, args []string) error {
-			if offset < -1 || limit < 0 {
-				return fmt.Errorf("--offset must be 0 or more and --limit 0 or more (0: every message); got --offset %d --limit %d", offset, limit)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if offset < 0 {
+				return fmt.Errorf("--offset %d: messages are numbered from 0", offset)
+			}
+			if limit < 0 {
+				return fmt.Errorf("--limit %d: give how many messages to show, or 0 for every one", limit)
+			}
+			if !cmd.Flags().Changed("offset") {
+				offset = -1 // the last --limit messages
 			}
 			return a.withSession(args[0], func(st *storage.Store, id string) error {
 				return a.showSession(st, id, all, offset, limit)
@@ -94,7 +100,7 @@ func (a *app) sessionsShowCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list the full history, compacted messages included (the audit history)")
-	cmd.Flags().IntVar(&offset, "offset", -1, "first message to show, from 0 (default: the last --limit messages)")
+	cmd.Flags().IntVar(&offset, "offset", 0, "first message to show, numbered from 0 (without it: the last --limit messages)")
 	cmd.Flags().IntVar(&limit, "limit", 200, "how many messages to show; 0 shows every one")
 	return cmd
 }
@@ -106,15 +112,15 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 	if err != nil {
 		return err
 	}
-	page, err := st.ReadPage(id, all, offset, min(limit, showChunk))
+	s, err := st.Session(id)
 	if err != nil {
 		return err
 	}
-	if limit == 0 {
-		limit = page.Total
+	total := s.Head.ViewLen
+	if all {
+		total = int(s.Head.NextSeq)
 	}
-	end := min(page.Offset+limit, page.Total)
-	s := page.Session
+	from, n := storage.PageBounds(total, offset, limit)
 	instr := 0
 	for _, text := range s.Instructions {
 		instr += utf8.RuneCountInString(text)
@@ -124,7 +130,7 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 		f["transcriptChars"], f["instructionsChars"] = m.Chars, instr
 		f["estimatedTokens"] = transcript.EstimateTokens(m.Chars + instr)
 		f["uncertainCalls"] = m.Uncertain
-		f["offset"], f["total"] = page.Offset, page.Total
+		f["offset"], f["total"] = from, total
 		if err := a.emit("session", f); err != nil {
 			return err
 		}
@@ -136,25 +142,29 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 			a.printf("uncertain  %d tool call(s) without a result: %s (the session is not compacted until they are recovered)\n",
 				len(m.Uncertain), strings.Join(m.Uncertain, ", "))
 		}
-		if page.Offset > 0 || end < page.Total {
-			a.printf("showing    messages %d–%d of %d (--offset and --limit show others, --limit 0 every one)\n", page.Offset, end-1, page.Total)
+		switch {
+		case n == 0 && total > 0:
+			a.printf("showing    no messages: --offset %d is past the last one (%d messages, numbered from 0)\n", offset, total)
+		case n < total:
+			a.printf("showing    %d of %d messages, %d–%d (numbered from 0; --offset and --limit show others, --limit 0 every one)\n",
+				n, total, from, from+n-1)
 		}
 		a.printf("\n")
 	}
-	for pos := page.Offset; pos < end; {
+	for pos := from; pos < from+n; {
+		page, err := st.ReadPage(id, all, pos, min(from+n-pos, showChunk))
+		if err != nil {
+			return err
+		}
+		if len(page.Messages) == 0 {
+			break
+		}
 		for i := range page.Messages {
 			if err := a.showMessage(pos+i, &page.Messages[i]); err != nil {
 				return err
 			}
 		}
-		if len(page.Messages) == 0 {
-			break
-		}
-		if pos += len(page.Messages); pos < end {
-			if page, err = st.ReadPage(id, all, pos, min(end-pos, showChunk)); err != nil {
-				return err
-			}
-		}
+		pos += len(page.Messages)
 	}
 	return nil
 }

@@ -198,7 +198,7 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 	}
 	r := nvim(t, "earlier.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
 	first := lines(r.Results["first_page"])
-	if !strings.HasPrefix(first, "▲ 251 earlier messages not shown · <CR> on this line or :AlisioEarlier shows 200 more") ||
+	if !strings.HasPrefix(first, "▲ 251 compacted originals not shown · <CR> on this line or :AlisioEarlier shows 200 more") ||
 		!strings.Contains(first, "── 446 messages compacted into a checkpoint, now ") ||
 		!strings.Contains(first, "### The last 195 of the 446 compacted originals") {
 		t.Errorf("first page:\n%s", first[:min(len(first), 800)])
@@ -206,7 +206,7 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 	if r.Results["reading"] != "question 223" || r.Results["still_reading"] != "question 223" {
 		t.Errorf("the cursor was on %q, and on %q after :AlisioEarlier", r.Results["reading"], r.Results["still_reading"])
 	}
-	if second := lines(r.Results["second_page"]); !strings.HasPrefix(second, "▲ 51 earlier messages not shown · <CR> on this line or :AlisioEarlier shows 51 more") {
+	if second := lines(r.Results["second_page"]); !strings.HasPrefix(second, "▲ 51 compacted originals not shown · <CR> on this line or :AlisioEarlier shows 51 more") {
 		t.Errorf("after :AlisioEarlier:\n%s", second[:min(len(second), 300)])
 	}
 	if every := lines(r.Results["every"]); !strings.HasPrefix(every, "── 446 messages compacted into a checkpoint, ") || strings.Contains(every, "now ") ||

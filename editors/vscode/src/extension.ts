@@ -86,6 +86,8 @@ const EARLIER_PAGE = 200;
 /** The chat's window onto the session's history: from which message it shows (undefined: the daemon's default
  * page, the last messages), and of which session. */
 let shown: { session: string; from: number } | undefined;
+/** Counts the chat's session requests, so that only the latest answer is drawn. */
+let chatRequests = 0;
 
 /** refreshChat redraws the chat from the session's history (compacted originals included): the last page, or
  * from the earliest message the chat already showed, or with earlier one page more. */
@@ -110,11 +112,17 @@ async function refreshChat(earlier = false) {
     params.offset = earlier ? Math.max(0, from - EARLIER_PAGE) : from;
     params.limit = 0;
   }
+  // Only the answer to the latest request is drawn, and none once a turn streams: an older answer finishing
+  // later would show a stale window or wipe the reply being streamed.
+  const mine = ++chatRequests;
   try {
-    const res = await client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[]; uncertainCalls: string[];
+    const res = await client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[] | null; uncertainCalls: string[];
       offset: number; compactedMessages: number; }>('alisio/session', params);
+    if (mine !== chatRequests || turn) {
+      return;
+    }
     shown = { session: res.session.id, from: res.offset ?? 0 };
-    chat.post({ type: 'session', messages: res.messages, uncertain: res.uncertainCalls || [], status: lastStatus, model,
+    chat.post({ type: 'session', messages: res.messages || [], uncertain: res.uncertainCalls || [], status: lastStatus, model,
       title: res.session.title || res.session.id, running: false, earlier: res.offset ?? 0, compacted: res.compactedMessages ?? 0, keepScroll: earlier });
   } catch (e) {
     output.error(`alisio/session: ${(e as Error).message}`);

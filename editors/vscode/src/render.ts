@@ -142,8 +142,10 @@ export function conversation(messages: ChatMessage[], uncertain: string[], page:
   const originals = messages.filter((m) => m.compacted);
   const out: string[] = [];
   if (page.earlier > 0) {
+    // The history starts with the compacted originals: often every earlier message is one of them.
+    const what = Math.max(page.compacted, originals.length) - originals.length >= page.earlier ? 'compacted original' : 'earlier message';
     out.push(`<div class="earlier"><button data-action="earlier" title="Load ${count(Math.min(page.earlier, 200))} more">Show earlier messages</button>` +
-      `<span>${count(page.earlier)} earlier message${page.earlier === 1 ? '' : 's'} not shown</span></div>`);
+      `<span>${count(page.earlier)} ${what}${page.earlier === 1 ? '' : 's'} not shown</span></div>`);
   }
   const live = messages.find((m) => m.summary && !m.compacted);
   if (live) {

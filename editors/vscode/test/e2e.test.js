@@ -151,7 +151,7 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await until('the chat with the compaction boundary', async () => (await view.locator('details.boundary').count()) > 0, 60000);
     // The chat opens on the last 200 messages of the history; the rest is one click away.
     assert.match(await view.locator('details.boundary > summary').innerText(), /^\d+ messages compacted into a checkpoint, now .* chars/);
-    assert.match(await view.locator('.earlier').innerText(), /^Show earlier messages\s*\d+ earlier messages not shown/);
+    assert.match(await view.locator('.earlier').innerText(), /^Show earlier messages\s*\d+ compacted originals not shown/);
     await view.locator('#log').evaluate((el) => { el.scrollTop = 0; });
     await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat-earlier.png') });
     await view.locator('.earlier button').click();

@@ -79,6 +79,8 @@ test('the last page of a long session starts with a button that loads earlier me
     { role: 'user', text: 'next' },
   ], [], { earlier: 12345, compacted: 12000 });
   assert.match(html, /^<div class="earlier"><button data-action="earlier"[^>]*>Show earlier messages<\/button><span>12,345 earlier messages not shown<\/span><\/div>/);
+  const originals = render.conversation([{ role: 'user', text: 'old', compacted: true }, { role: 'user', text: '[Checkpoint] x', summary: true }], [], { earlier: 99, compacted: 100 });
+  assert.match(originals, /<span>99 compacted originals not shown<\/span>/);
   assert.match(html, /12,000 messages compacted into a checkpoint, now 23 chars/);
   assert.match(html, /The last 1 of the 12,000 compacted originals/);
   const first = render.conversation([{ role: 'user', text: 'hi' }], [], { earlier: 0, compacted: 0 });

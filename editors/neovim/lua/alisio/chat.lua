@@ -143,12 +143,14 @@ function M.render(messages, uncertain, page)
     compactedChars = compactedChars + chars(m.text)
   end
   local earlier = page.earlier or 0
-  if earlier > 0 then
-    add({ string.format('%s%s earlier message%s not shown · <CR> on this line or :AlisioEarlier shows %s more', M.EARLIER_LINE,
-      count(earlier), earlier == 1 and '' or 's', count(math.min(earlier, 200))), '' })
-  end
   -- Every compacted message of the history, though only the last ones may be in this page.
   local total = math.max(page.compacted or 0, #originals)
+  if earlier > 0 then
+    -- The history starts with the compacted originals: often every earlier message is one of them.
+    local what = total - #originals >= earlier and 'compacted original' or 'earlier message'
+    add({ string.format('%s%s %s%s not shown · <CR> on this line or :AlisioEarlier shows %s more', M.EARLIER_LINE,
+      count(earlier), what, earlier == 1 and '' or 's', count(math.min(earlier, 200))), '' })
+  end
   -- The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
   -- the history: its boundary comes first, over the originals it replaced.
   for _, m in ipairs(messages) do
@@ -266,6 +268,7 @@ function M.show(messages, uncertain, page, keep_place)
   local before = vim.api.nvim_buf_line_count(state.buf)
   local w = win_of(state.buf)
   local row = w and vim.api.nvim_win_get_cursor(w)[1] or 1
+  local top = w and vim.api.nvim_win_call(w, function() return vim.fn.line('w0') end) or 1
   local lines, folds = M.render(messages, uncertain, page)
   if #lines == 0 then
     lines = { '_No messages yet: type below and press <CR> (normal mode) to send; <C-c> stops a turn, q closes._' }
@@ -277,8 +280,10 @@ function M.show(messages, uncertain, page, keep_place)
       vim.wo.foldlevel = 0
       vim.cmd('normal! zx') -- recompute the folds from foldexpr and close them
       if keep_place then
-        vim.api.nvim_win_set_cursor(0, { math.max(1, math.min(#lines, #lines - (before - row))), 0 })
-        vim.cmd('normal! zt')
+        -- The lines added above move what the user was reading down by as many: the view follows them.
+        local added = #lines - before
+        vim.fn.winrestview({ lnum = math.max(1, math.min(#lines, row + added)), col = 0,
+          topline = math.max(1, math.min(#lines, top + added)) })
       else
         -- The end of the conversation at the bottom of the window, and as much of it above as fits.
         vim.cmd('normal! G')
@@ -357,14 +362,16 @@ function M.open(actions)
     map(buf, 'n', 'q', M.close, 'Alisio: close the chat')
   end
   map(state.input, 'n', '<CR>', send, 'Alisio: send')
-  -- <CR> in the chat: on the first line, shows earlier messages; on a fold (a tool call, the checkpoint),
-  -- opens or closes it; elsewhere, goes down a line as usual.
+  -- <CR> in the chat: on the first line, shows earlier messages; on a fold (a tool call's details, the
+  -- checkpoint) or the line above it (the tool call), opens or closes it; elsewhere, goes down a line.
   map(state.buf, 'n', '<CR>', function()
     local row = vim.api.nvim_win_get_cursor(0)[1]
     if row == 1 and vim.startswith(vim.api.nvim_buf_get_lines(state.buf, 0, 1, false)[1] or '', M.EARLIER_LINE) then
       actions.earlier()
     elseif vim.fn.foldlevel(row) > 0 then
       vim.cmd('normal! za')
+    elseif vim.fn.foldlevel(row + 1) > 0 then -- a tool call's line: its details are folded below it
+      vim.cmd(string.format('%d%s', row + 1, vim.fn.foldclosed(row + 1) ~= -1 and 'foldopen' or 'foldclose'))
     else
       vim.cmd('normal! +')
     end

@@ -380,9 +380,14 @@ function M.recover(force)
   end)
 end
 
+--- open_chat shows the chat windows, with the actions of its keys.
+local function open_chat()
+  chat.open({ send = M.prompt, stop = M.stop, earlier = M.earlier })
+end
+
 --- chat opens the chat buffer (:Alisio) with the session's conversation.
 function M.chat()
-  chat.open({ send = M.prompt, stop = M.stop, earlier = M.earlier })
+  open_chat()
   M.refresh_chat()
 end
 
@@ -403,11 +408,18 @@ function M.refresh_chat(earlier)
   local params = { session = state.session, includeCompacted = true }
   local shown = state.shown
   if shown and shown.session == state.session then
+    if earlier and shown.from == 0 then
+      notify('the chat already shows every message of this session')
+      return
+    end
     params.offset = earlier and math.max(0, shown.from - EARLIER_PAGE) or shown.from
     params.limit = 0
   end
+  -- Only the answer to the latest request is drawn: an older one finishing later would show a stale window.
+  state.chat_request = (state.chat_request or 0) + 1
+  local mine = state.chat_request
   request('alisio/session', params, function(err, res)
-    if not err and res and not state.turn then
+    if not err and res and not state.turn and mine == state.chat_request then
       state.shown = { session = res.session.id, from = res.offset or 0 }
       chat.show(res.messages or {}, res.uncertainCalls or {}, { earlier = res.offset or 0, compacted = res.compactedMessages or 0 }, earlier)
     end
@@ -463,7 +475,7 @@ function M.prompt(text)
     return
   end
   if not chat.buf() then
-    chat.open({ send = M.prompt, stop = M.stop })
+    open_chat()
   end
   chat.append_lines({ '## You', '' })
   chat.append_lines(vim.split(text, '\n', { plain = true }))

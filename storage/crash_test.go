@@ -165,9 +165,12 @@ func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 			t.Fatalf("round %d: reading after kill: %v", round, err)
 		}
 		hist, err := s.History(sess.ID)
+		if err == nil {
+			err = s.VerifyTotals(sess.ID)
+		}
 		_ = s.Close()
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("round %d: %v", round, err)
 		}
 		withAck := append(append([]transcript.Message{}, before.Messages...),
 			transcript.Message{ID: fmt.Sprintf("ack-%d", round), Role: transcript.RoleUser, Text: fmt.Sprintf("acked %d", round)})

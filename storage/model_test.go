@@ -13,7 +13,9 @@ import (
 // TestStore_MatchesTheReferenceSemantics runs random sequences of appends, rewrites (drop, insert, replace,
 // insert-after) and reopenings against a real store and checks, after every step, that the effective
 // transcript equals transcript.Rewrite.Apply's reference result and that the history holds every message ever
-// stored, with exactly the ones outside the transcript marked compacted.
+// stored, with exactly the ones outside the transcript marked compacted, and that the stored totals match a
+// recount. Messages are of every kind the totals look at: tool calls (IDs drawn from a small pool, so that
+// they repeat and collide), results, checkpoints (partial or not), reported usage and reduced copies.
 func TestStore_MatchesTheReferenceSemantics(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		dir := filepath.Join(t.TempDir(), "store")
@@ -33,7 +35,24 @@ func TestStore_MatchesTheReferenceSemantics(t *testing.T) {
 			n++
 			id := fmt.Sprintf("m%d", n)
 			all[id] = true
-			return transcript.Message{ID: id, Role: transcript.RoleUser, Text: id}
+			m := transcript.Message{ID: id, Role: transcript.RoleUser, Text: id}
+			callID := func() string { return fmt.Sprintf("c%d", rapid.IntRange(0, 3).Draw(rt, "call")) }
+			switch rapid.IntRange(0, 3).Draw(rt, "role") {
+			case 1:
+				m.Role = transcript.RoleAssistant
+				for k := rapid.IntRange(0, 2).Draw(rt, "calls"); k > 0; k-- {
+					m.ToolCalls = append(m.ToolCalls, transcript.ToolCall{ID: callID(), Name: "run", Arguments: "{}"})
+				}
+				if rapid.Bool().Draw(rt, "usage") {
+					m.Usage = &transcript.Usage{PromptTokens: n * 10, CompletionTokens: n}
+					m.Truncated = rapid.Bool().Draw(rt, "truncated")
+				}
+			case 2:
+				m.Role, m.ToolCallID = transcript.RoleTool, callID()
+			case 3:
+				m.Summary, m.Partial = true, rapid.Bool().Draw(rt, "partial")
+			}
+			return m
 		}
 		steps := rapid.IntRange(1, 25).Draw(rt, "steps")
 		for step := 0; step < steps; step++ {
@@ -83,6 +102,9 @@ func TestStore_MatchesTheReferenceSemantics(t *testing.T) {
 			v, err := s.Transcript(sess.ID)
 			if err != nil {
 				rt.Fatal(err)
+			}
+			if err := s.VerifyTotals(sess.ID); err != nil {
+				rt.Fatalf("step %d: %v", step, err)
 			}
 			if got := ids(v.Messages); fmt.Sprint(got) != fmt.Sprint(model) {
 				rt.Fatalf("step %d: transcript %v; model %v", step, got, model)

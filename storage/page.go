@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
@@ -34,9 +33,12 @@ func (s *Store) ReadPage(id string, includeCompacted bool, offset, limit int) (P
 	if limit < 0 {
 		return Page{}, fmt.Errorf("a page cannot hold %d messages", limit)
 	}
+	if _, err := s.countedSession(id); err != nil {
+		return Page{}, err
+	}
 	p := Page{Messages: []transcript.Message{}}
 	err = s.db.View(func(txn *badger.Txn) error {
-		sess, err := getSession(txn, id)
+		sess, _, err := getSession(txn, id)
 		if err != nil {
 			return err
 		}
@@ -87,60 +89,17 @@ func PageBounds(total, offset, limit int) (from, n int) {
 	return offset, min(limit, total-offset)
 }
 
-// viewRange reads the sequences at positions [from, from+n) of the session's current view.
-func viewRange(txn *badger.Txn, id string, head Head, from, n int) ([]uint64, error) {
-	seqs := make([]uint64, 0, n)
-	prefix := viewPrefix(id, head.Epoch)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
-	defer it.Close()
-	for it.Seek(viewKey(id, head.Epoch, from)); it.Valid() && len(seqs) < n; it.Next() {
-		seq, err := viewEntry(it.Item(), prefix, id, from+len(seqs))
-		if err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, seq)
-	}
-	if len(seqs) != n {
-		return nil, fmt.Errorf("session %s: view epoch %d has %d of the %d messages from position %d", id, head.Epoch, len(seqs), n, from)
-	}
-	return seqs, nil
-}
-
 // liveWithin returns which history sequences in [lo, hi] are part of the session's current view.
 func liveWithin(txn *badger.Txn, id string, head Head, lo, hi uint64) (map[uint64]bool, error) {
+	seqs, err := viewSeqs(txn, id, head)
+	if err != nil {
+		return nil, err
+	}
 	live := map[uint64]bool{}
-	prefix := viewPrefix(id, head.Epoch)
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
-	defer it.Close()
-	pos := 0
-	for it.Rewind(); it.Valid() && pos < head.ViewLen; it.Next() {
-		seq, err := viewEntry(it.Item(), prefix, id, pos)
-		if err != nil {
-			return nil, err
-		}
+	for _, seq := range seqs {
 		if seq >= lo && seq <= hi {
 			live[seq] = true
 		}
-		pos++
-	}
-	if pos != head.ViewLen {
-		return nil, fmt.Errorf("session %s: view epoch %d has %d of %d messages", id, head.Epoch, pos, head.ViewLen)
 	}
 	return live, nil
-}
-
-// viewEntry decodes the view entry of item, which must sit at position pos.
-func viewEntry(item *badger.Item, prefix []byte, id string, pos int) (uint64, error) {
-	if got := binary.BigEndian.Uint64(item.Key()[len(prefix):]); got != uint64(pos) {
-		return 0, fmt.Errorf("session %s: the view has a gap at position %d", id, pos)
-	}
-	var seq uint64
-	err := item.Value(func(v []byte) error {
-		if len(v) < 8 {
-			return fmt.Errorf("session %s: bad view entry at position %d", id, pos)
-		}
-		seq = binary.BigEndian.Uint64(v)
-		return nil
-	})
-	return seq, err
 }

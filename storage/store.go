@@ -3,14 +3,21 @@
 // Layout of the keys (all under one Badger directory):
 //
 //	format                         store format version (decimal text)
-//	s/<session>                    the session record, including its head (epoch, next sequence, view length)
+//	s/<session>                    the session record: title, workspace, instructions… (written once)
+//	t/<session>                    its head: epoch, next sequence, view length, update time and totals
 //	h/<session>/<seq:8>            every message ever stored, immutable, in order of storage
-//	v/<session>/<epoch:8><pos:8>   the effective transcript of an epoch: position → message sequence
+//	v/<session>/<epoch:8><pos:8>   the effective transcript of an epoch: position → message sequence and the
+//	                               message's figures for the totals (see viewEntry)
 //
-// The session record is the single source of truth: history entries at or past its next sequence and view
-// entries of another epoch or past its view length are invisible. A rewrite (compaction or reduction) stages
-// its new messages and a whole new view in as many transactions as Badger needs, then flips the head in one
-// small write, so after a crash the session is entirely before or entirely after it (SPEC G4) whatever its size.
+// The head is the single source of truth: history entries at or past its next sequence and view entries of
+// another epoch or past its view length are invisible. An append writes its messages, their view entries and
+// the head in one transaction. A rewrite (compaction or reduction) stages its new messages and a whole new view
+// in as many transactions as Badger needs, then flips the head in one small write, so after a crash the session
+// is entirely before or entirely after it (SPEC G4) whatever its size.
+//
+// Format 1 kept the head inside the session record, without totals, and view entries held the sequence alone.
+// Such a session is read as it is; the first time its record is needed with its totals (Session, Transcript,
+// any write) they are counted once and its head is written (countTotals).
 package storage
 
 import (
@@ -34,8 +41,9 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
-// FormatVersion is the store format this binary reads and writes.
-const FormatVersion = 1
+// FormatVersion is the store format this binary writes; it reads every earlier one. Opening an older store
+// marks it with this version, so that an older binary refuses it instead of misreading it.
+const FormatVersion = 2
 
 // Errors a caller acts on.
 var (
@@ -100,6 +108,23 @@ type Head struct {
 	NextSeq uint64 `json:"nextSeq"`
 	// ViewLen is the number of messages in the effective transcript.
 	ViewLen int `json:"viewLen"`
+	// Totals are the session's running figures. Every record Session, Transcript and the writes return has
+	// them; in the list of Sessions they are nil for a session stored before format 2 and not counted since.
+	Totals *Totals `json:"totals,omitempty"`
+}
+
+// metaJSON encodes the session key since format 2: the record without its head and update time, which the
+// head key holds (the outer fields hide the embedded ones and are omitted).
+type metaJSON struct {
+	*Session
+	UpdatedAt *struct{} `json:"updatedAt,omitempty"`
+	Head      *struct{} `json:"head,omitempty"`
+}
+
+// headJSON encodes the head key.
+type headJSON struct {
+	Head
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // View is a session's effective transcript: what the model gets next.
@@ -123,7 +148,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	locks   map[string]*sync.Mutex
-	records map[string]Session // session records as last committed (see session)
+	records map[string]Session // session records with their totals, as last committed (see loadSession)
 }
 
 // Open opens (creating if needed) the store described by opts.
@@ -131,12 +156,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	bopts := badger.DefaultOptions(opts.Dir).
-		WithSyncWrites(opts.SyncWrites).
-		WithLogger(badgerLogger{opts.Logger.Sugar()}).
-		WithMemTableSize(16 << 20).
-		WithBlockCacheSize(32 << 20).
-		WithValueLogFileSize(256 << 20)
+	bopts := badgerOptions(opts)
 	if opts.Dir == "" {
 		return nil, errors.New("the session store needs a directory")
 	}
@@ -168,6 +188,16 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// badgerOptions are the Badger settings of a store described by opts.
+func badgerOptions(opts Options) badger.Options {
+	return badger.DefaultOptions(opts.Dir).
+		WithSyncWrites(opts.SyncWrites).
+		WithLogger(badgerLogger{opts.Logger.Sugar()}).
+		WithMemTableSize(16 << 20).
+		WithBlockCacheSize(32 << 20).
+		WithValueLogFileSize(256 << 20)
 }
 
 // removeEmptyMemtables deletes 0-byte memtable files, which a crash between creating a memtable file and
@@ -237,6 +267,9 @@ func (s *Store) checkFormat() error {
 			return fmt.Errorf("%w: %s has format %d, this binary knows up to %d; upgrade alisio-lsp or use another --data-dir",
 				ErrFormatTooNew, s.dir, v, FormatVersion)
 		}
+		if v < FormatVersion {
+			return txn.Set(formatKey, []byte(strconv.Itoa(FormatVersion)))
+		}
 		return nil
 	})
 }
@@ -277,6 +310,8 @@ var formatKey = []byte("format")
 
 func sessionKey(id string) []byte { return []byte("s/" + id) }
 
+func headKey(id string) []byte { return []byte("t/" + id) }
+
 func historyPrefix(id string) []byte { return []byte("h/" + id + "/") }
 
 func historyKey(id string, seq uint64) []byte {
@@ -292,8 +327,6 @@ func viewPrefix(id string, epoch uint64) []byte {
 func viewKey(id string, epoch uint64, pos int) []byte {
 	return binary.BigEndian.AppendUint64(viewPrefix(id, epoch), uint64(pos))
 }
-
-func seqBytes(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
 // sessionLock serializes writers of one session inside this process.
 func (s *Store) sessionLock(id string) *sync.Mutex {
@@ -314,54 +347,103 @@ func validID(id string) error {
 	return nil
 }
 
-func getSession(txn *badger.Txn, id string) (Session, error) {
-	var sess Session
+// getSession reads the record of session id with its head; counted is false for a session stored before
+// format 2 whose totals were not counted yet (its head is then the one inside its record, without totals).
+func getSession(txn *badger.Txn, id string) (sess Session, counted bool, err error) {
 	item, err := txn.Get(sessionKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return sess, fmt.Errorf("%w: %s (alisio-lsp sessions list shows the sessions and their IDs)", ErrNotFound, id)
+		return sess, false, fmt.Errorf("%w: %s (alisio-lsp sessions list shows the sessions and their IDs)", ErrNotFound, id)
 	}
 	if err != nil {
-		return sess, fmt.Errorf("reading session %s: %w", id, err)
+		return sess, false, fmt.Errorf("reading session %s: %w", id, err)
 	}
-	err = item.Value(func(v []byte) error { return json.Unmarshal(v, &sess) })
-	if err != nil {
-		return sess, fmt.Errorf("decoding session %s: %w", id, err)
+	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &sess) }); err != nil {
+		return sess, false, fmt.Errorf("decoding session %s: %w", id, err)
 	}
-	sess.Title = CleanTitle(sess.Title)
-	return sess, nil
+	sess.Title = CleanTitle(sess.Title) // also for titles stored before they were cleaned
+	counted, err = readHead(txn, &sess)
+	return sess, counted, err
 }
 
-// Session returns the record of session id.
+// readHead sets the head and update time of sess from its head key, when it has one (since format 2).
+func readHead(txn *badger.Txn, sess *Session) (bool, error) {
+	item, err := txn.Get(headKey(sess.ID))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the head of session %s: %w", sess.ID, err)
+	}
+	var h headJSON
+	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &h) }); err != nil {
+		return false, fmt.Errorf("decoding the head of session %s: %w", sess.ID, err)
+	}
+	if h.Totals == nil {
+		return false, fmt.Errorf("the head of session %s has no totals", sess.ID)
+	}
+	sess.Head, sess.UpdatedAt = h.Head, h.UpdatedAt
+	return true, nil
+}
+
+// Session returns the record of session id, with its totals: reading it costs one record, however long the
+// session is (the first read of a session stored before format 2 counts them once).
 func (s *Store) Session(id string) (Session, error) {
 	release, err := s.enter()
 	if err != nil {
 		return Session{}, err
 	}
 	defer release()
-	return s.session(id)
+	return s.countedSession(id)
 }
 
-// session is Session for callers already inside an operation. Records are cached: this process is the only
-// writer of the store (Badger's directory lock), and every commit of a record refreshes its cache entry, so
-// an append does not read the record back before writing it.
+// countedSession is Session inside an operation, for a caller that does not hold the session's lock.
+func (s *Store) countedSession(id string) (Session, error) {
+	sess, counted, err := s.loadSession(id)
+	if err != nil || counted {
+		return sess, err
+	}
+	l := s.sessionLock(id)
+	l.Lock()
+	defer l.Unlock()
+	return s.countTotals(id)
+}
+
+// session is Session for a caller that holds the session's lock.
 func (s *Store) session(id string) (Session, error) {
+	sess, counted, err := s.loadSession(id)
+	if err != nil || counted {
+		return sess, err
+	}
+	return s.countTotals(id)
+}
+
+// loadSession returns the record of session id as committed, and whether its totals are counted. Counted
+// records are cached: this process is the only writer of the store (Badger's directory lock), and every
+// commit refreshes its cache entry, so an append does not read the record back before writing it.
+func (s *Store) loadSession(id string) (Session, bool, error) {
 	if err := validID(id); err != nil {
-		return Session{}, err
+		return Session{}, false, err
 	}
 	s.mu.Lock()
 	sess, ok := s.records[id]
 	s.mu.Unlock()
 	if ok {
-		return sess, nil
+		return sess, true, nil
 	}
+	var counted bool
 	err := s.db.View(func(txn *badger.Txn) (err error) {
-		sess, err = getSession(txn, id)
+		sess, counted, err = getSession(txn, id)
 		return err
 	})
-	if err == nil {
-		s.remember(sess)
+	if err == nil && counted {
+		// A commit that raced with this read has cached a newer record: keep that one.
+		s.mu.Lock()
+		if _, ok := s.records[id]; !ok {
+			s.records[id] = sess
+		}
+		s.mu.Unlock()
 	}
-	return sess, err
+	return sess, counted, err
 }
 
 // remember caches a session record as committed; forget drops it (deleted, or its commit failed).
@@ -393,10 +475,14 @@ func (s *Store) Sessions(workspace string) ([]Session, error) {
 			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &sess) }); err != nil {
 				return fmt.Errorf("decoding session %s: %w", it.Item().Key(), err)
 			}
-			sess.Title = CleanTitle(sess.Title) // also for titles stored before they were cleaned
-			if workspace == "" || sess.Workspace == workspace {
-				out = append(out, sess)
+			if workspace != "" && sess.Workspace != workspace {
+				continue
 			}
+			sess.Title = CleanTitle(sess.Title) // also for titles stored before they were cleaned
+			if _, err := readHead(txn, &sess); err != nil {
+				return err
+			}
+			out = append(out, sess)
 		}
 		return nil
 	})
@@ -464,17 +550,17 @@ func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session,
 	if err != nil {
 		return Session{}, err
 	}
-	w := s.newChunkedWriter()
+	w := s.newChunkedWriter(Totals{})
 	defer w.discard()
 	head, _, err := w.stage(meta.ID, meta.Head, meta.Head.Epoch, 0, msgs, now)
 	if err != nil {
 		return Session{}, err
 	}
 	meta.Head = head
-	if err := w.commitSession(meta); err != nil {
+	if err := w.setMeta(meta); err != nil {
 		return Session{}, err
 	}
-	return meta, nil
+	return w.commit(meta)
 }
 
 // Append stores msgs at the end of the session's transcript and returns them with their IDs and times set.
@@ -499,14 +585,14 @@ func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Mess
 		return nil, err
 	}
 	now := time.Now().UTC()
-	w := s.newChunkedWriter()
+	w := s.newChunkedWriter(*sess.Head.Totals)
 	defer w.discard()
 	head, stored, err := w.stage(id, sess.Head, sess.Head.Epoch, sess.Head.ViewLen, msgs, now)
 	if err != nil {
 		return nil, err
 	}
 	sess.Head, sess.UpdatedAt = head, now
-	if err := w.commitSession(sess); err != nil {
+	if _, err := w.commit(sess); err != nil {
 		return nil, err
 	}
 	return stored, nil
@@ -520,12 +606,12 @@ func (s *Store) Transcript(id string) (View, error) {
 		return View{}, err
 	}
 	defer release()
-	if err := validID(id); err != nil {
+	if _, err := s.countedSession(id); err != nil {
 		return View{}, err
 	}
 	var v View
 	err = s.db.View(func(txn *badger.Txn) error {
-		sess, err := getSession(txn, id)
+		sess, _, err := getSession(txn, id)
 		if err != nil {
 			return err
 		}
@@ -553,7 +639,7 @@ func (s *Store) History(id string) ([]transcript.Message, error) {
 	}
 	var out []transcript.Message
 	err = s.db.View(func(txn *badger.Txn) error {
-		sess, err := getSession(txn, id)
+		sess, _, err := getSession(txn, id)
 		if err != nil {
 			return err
 		}
@@ -565,25 +651,36 @@ func (s *Store) History(id string) ([]transcript.Message, error) {
 		for _, seq := range seqs {
 			live[seq] = true
 		}
-		prefix := historyPrefix(id)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 256})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			seq := binary.BigEndian.Uint64(it.Item().Key()[len(prefix):])
-			if seq >= sess.Head.NextSeq {
-				break
-			}
+		return eachStored(txn, id, sess.Head, func(seq uint64, v []byte) error {
 			var m transcript.Message
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
+			if err := json.Unmarshal(v, &m); err != nil {
 				return fmt.Errorf("decoding message %d of session %s: %w", seq, id, err)
 			}
 			m.Compacted = !live[seq]
 			m.Measure()
 			out = append(out, m)
-		}
-		return nil
+			return nil
+		})
 	})
 	return out, err
+}
+
+// eachStored calls fn with the sequence and the stored JSON of every message of the session's history, in
+// order of storage.
+func eachStored(txn *badger.Txn, id string, head Head, fn func(seq uint64, v []byte) error) error {
+	prefix := historyPrefix(id)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 256})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		seq := binary.BigEndian.Uint64(it.Item().Key()[len(prefix):])
+		if seq >= head.NextSeq {
+			break
+		}
+		if err := it.Item().Value(func(v []byte) error { return fn(seq, v) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Read returns the effective transcript of session id and the messages to show: the transcript itself, or
@@ -642,10 +739,21 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 			return Session{}, fmt.Errorf("rewrite inserts after position %d outside the kept range [%d,%d)", pos, rw.Drop, sess.Head.ViewLen)
 		}
 	}
-	var seqs []uint64
-	if err := s.db.View(func(txn *badger.Txn) (err error) {
-		seqs, err = viewSeqs(txn, id, sess.Head)
-		return err
+	// The kept entries carry their messages' figures: the new view's totals are counted from them and from the
+	// new messages, without reading a kept message.
+	kept := make([]viewEntry, 0, sess.Head.ViewLen-rw.Drop)
+	if err := s.db.View(func(txn *badger.Txn) error {
+		return eachViewEntry(txn, id, sess.Head, 0, sess.Head.ViewLen, func(pos int, v []byte) error {
+			if pos < rw.Drop {
+				return nil
+			}
+			e, err := decodeEntry(v)
+			if err != nil {
+				return fmt.Errorf("session %s: view position %d: %w", id, pos, err)
+			}
+			kept = append(kept, e)
+			return nil
+		})
 	}); err != nil {
 		return Session{}, err
 	}
@@ -657,20 +765,20 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 	s.dropPrefix(viewPrefix(id, next))
 
 	now := time.Now().UTC()
-	w := s.newChunkedWriter()
+	w := s.newChunkedWriter(Totals{Tokens: sess.Head.Totals.Tokens})
 	defer w.discard()
 	head, _, err := w.stage(id, sess.Head, next, 0, rw.Insert, now)
 	if err != nil {
 		return Session{}, err
 	}
-	for i := rw.Drop; i < len(seqs); i++ {
+	for i := rw.Drop; i < sess.Head.ViewLen; i++ {
 		if m, ok := rw.Replace[i]; ok {
 			head, _, err = w.stage(id, head, next, head.ViewLen, []transcript.Message{m}, now)
 			if err != nil {
 				return Session{}, err
 			}
 		} else {
-			if err := w.set(viewKey(id, next, head.ViewLen), seqBytes(seqs[i])); err != nil {
+			if err := w.place(viewKey(id, next, head.ViewLen), &kept[i-rw.Drop]); err != nil {
 				return Session{}, err
 			}
 			head.ViewLen++
@@ -682,7 +790,7 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 		}
 	}
 	sess.Head, sess.UpdatedAt = head, now
-	if err := w.commitSession(sess); err != nil {
+	if sess, err = w.commit(sess); err != nil {
 		return Session{}, err
 	}
 	s.dropPrefix(viewPrefix(id, old))
@@ -704,8 +812,11 @@ func (s *Store) DeleteSession(id string) error {
 	l.Lock()
 	defer l.Unlock()
 	err = s.db.Update(func(txn *badger.Txn) error {
-		if _, err := getSession(txn, id); err != nil {
+		if _, _, err := getSession(txn, id); err != nil {
 			return err
+		}
+		if err := txn.Delete(headKey(id)); err != nil {
+			return fmt.Errorf("deleting session %s: %w", id, err)
 		}
 		return txn.Delete(sessionKey(id))
 	})
@@ -747,6 +858,42 @@ func viewSeqs(txn *badger.Txn, id string, head Head) ([]uint64, error) {
 	return viewRange(txn, id, head, 0, head.ViewLen)
 }
 
+// viewRange reads the sequences at positions [from, from+n) of the session's current view.
+func viewRange(txn *badger.Txn, id string, head Head, from, n int) ([]uint64, error) {
+	seqs := make([]uint64, 0, n)
+	err := eachViewEntry(txn, id, head, from, n, func(pos int, v []byte) error {
+		if len(v) < 8 {
+			return fmt.Errorf("session %s: bad view entry at position %d", id, pos)
+		}
+		seqs = append(seqs, binary.BigEndian.Uint64(v)) // the sequence starts every entry, of any format
+		return nil
+	})
+	return seqs, err
+}
+
+// eachViewEntry calls fn with the entries at positions [from, from+n) of the session's current view, in order,
+// and checks that all of them are there, without a gap. Entries are small and stored inline: they are read
+// without Badger's value prefetching, which would start a goroutine per entry.
+func eachViewEntry(txn *badger.Txn, id string, head Head, from, n int, fn func(pos int, v []byte) error) error {
+	prefix := viewPrefix(id, head.Epoch)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	defer it.Close()
+	pos := from
+	for it.Seek(viewKey(id, head.Epoch, from)); it.Valid() && pos < from+n; it.Next() {
+		if got := binary.BigEndian.Uint64(it.Item().Key()[len(prefix):]); got != uint64(pos) {
+			return fmt.Errorf("session %s: view epoch %d has a gap at position %d", id, head.Epoch, pos)
+		}
+		if err := it.Item().Value(func(v []byte) error { return fn(pos, v) }); err != nil {
+			return err
+		}
+		pos++
+	}
+	if pos != from+n {
+		return fmt.Errorf("session %s: view epoch %d has %d of the %d messages from position %d", id, head.Epoch, pos-from, n, from)
+	}
+	return nil
+}
+
 // readMessages reads the messages with the given sequences, in that order. It walks the history in sequence
 // order with one iterator, seeking only over gaps, so a view whose messages are mostly consecutive (the kept
 // tail of a compacted session, a fresh one) reads as one sequential scan.
@@ -777,15 +924,18 @@ func readMessages(txn *badger.Txn, id string, seqs []uint64) ([]transcript.Messa
 }
 
 // chunkedWriter writes in as many transactions as Badger's size limit needs; only its final commit, which
-// carries the session record, makes the staged entries part of the session.
+// carries the session's head, makes the staged entries part of the session. It counts the totals of what it
+// stores and places as it goes.
 type chunkedWriter struct {
 	store *Store
 	db    *badger.DB
 	txn   *badger.Txn
+	tally *tally
 }
 
-func (s *Store) newChunkedWriter() *chunkedWriter {
-	return &chunkedWriter{store: s, db: s.db, txn: s.db.NewTransaction(true)}
+// newChunkedWriter starts a write whose totals continue from from (see newTally).
+func (s *Store) newChunkedWriter(from Totals) *chunkedWriter {
+	return &chunkedWriter{store: s, db: s.db, txn: s.db.NewTransaction(true), tally: newTally(from)}
 }
 
 // MaxEntryBytes is the largest record the store takes (a message, as JSON): far above what any message
@@ -829,32 +979,51 @@ func (w *chunkedWriter) stage(id string, head Head, epoch uint64, pos int, msgs 
 		if err := w.set(historyKey(id, head.NextSeq), raw); err != nil {
 			return head, nil, err
 		}
-		if err := w.set(viewKey(id, epoch, pos), seqBytes(head.NextSeq)); err != nil {
+		m.Measure()
+		w.tally.store(&m)
+		e := entryOf(&m, head.NextSeq)
+		if err := w.place(viewKey(id, epoch, pos), &e); err != nil {
 			return head, nil, err
 		}
 		head.NextSeq++
 		pos++
-		m.Measure()
 		stored[i] = m
 	}
 	head.ViewLen = pos
 	return head, stored, nil
 }
 
-func (w *chunkedWriter) commitSession(sess Session) error {
-	raw, err := json.Marshal(sess)
+// place writes e at view key k and counts it.
+func (w *chunkedWriter) place(k []byte, e *viewEntry) error {
+	w.tally.place(e)
+	return w.set(k, e.encode())
+}
+
+// setMeta stages the session's record (all but its head): when it is created, or counted for format 2.
+func (w *chunkedWriter) setMeta(sess Session) error {
+	raw, err := json.Marshal(metaJSON{Session: &sess})
 	if err != nil {
 		return fmt.Errorf("encoding session %s: %w", sess.ID, err)
 	}
-	if err := w.set(sessionKey(sess.ID), raw); err != nil {
-		return err
+	return w.set(sessionKey(sess.ID), raw)
+}
+
+// commit writes the session's head, with the totals counted, and commits; it returns the session as committed.
+func (w *chunkedWriter) commit(sess Session) (Session, error) {
+	sess.Head.Totals = w.tally.totals()
+	raw, err := json.Marshal(headJSON{Head: sess.Head, UpdatedAt: sess.UpdatedAt})
+	if err != nil {
+		return Session{}, fmt.Errorf("encoding the head of session %s: %w", sess.ID, err)
+	}
+	if err := w.set(headKey(sess.ID), raw); err != nil {
+		return Session{}, err
 	}
 	if err := w.txn.Commit(); err != nil {
 		w.store.forget(sess.ID)
-		return fmt.Errorf("committing session %s: %w", sess.ID, err)
+		return Session{}, fmt.Errorf("committing session %s: %w", sess.ID, err)
 	}
 	w.store.remember(sess)
-	return nil
+	return sess, nil
 }
 
 func (w *chunkedWriter) discard() { w.txn.Discard() }

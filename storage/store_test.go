@@ -78,6 +78,7 @@ func TestStore_CreateAppendReadBack(t *testing.T) {
 	if v.Session.Title != "fix" || v.Session.Workspace != "/w" || v.Session.Instructions[0] != "be brief" {
 		t.Fatalf("session record lost fields: %+v", v.Session)
 	}
+	verify(t, s2, sess.ID)
 	h, err := s2.History(sess.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +104,7 @@ func TestStore_ApplyRewriteKeepsOriginalsAsCompacted(t *testing.T) {
 	if _, err := s.Apply(sess.ID, rw); err != nil {
 		t.Fatal(err)
 	}
+	verify(t, s, sess.ID)
 	after, _ := s.Transcript(sess.ID)
 	want := rw.Apply(v.Messages)
 	if len(after.Messages) != len(want) || !after.Messages[0].Summary || after.Messages[21].Text != "cut" ||
@@ -144,6 +146,7 @@ func TestStore_ApplyRewriteKeepsOriginalsAsCompacted(t *testing.T) {
 	if final.Messages[0].Text != "checkpoint 2" || len(final.Messages) != len(after.Messages)-9 {
 		t.Fatalf("second rewrite: %d messages, first %q", len(final.Messages), final.Messages[0].Text)
 	}
+	verify(t, s, sess.ID)
 }
 
 func TestStore_ApplyRejectsBadPlans(t *testing.T) {
@@ -318,6 +321,7 @@ func TestStore_LargeRewriteExceedsOneTransaction(t *testing.T) {
 	if len(after.Messages) != len(rw.Apply(v.Messages)) {
 		t.Fatalf("got %d messages", len(after.Messages))
 	}
+	verify(t, s, sess.ID)
 }
 
 // TestStore_OpensAfterACrashLeftEmptyLogFiles covers badger issue #2207: a kill between creating a memtable
@@ -360,6 +364,7 @@ func TestStore_ApplyInsertAfter(t *testing.T) {
 	if len(v.Messages) != len(want) || v.Messages[1].ID != "x1" || v.Messages[len(want)-1].ID != "x2" || v.Messages[2].ID != msgs[1].ID {
 		t.Fatalf("insert-after not applied: %d messages", len(v.Messages))
 	}
+	verify(t, s, sess.ID)
 	if _, err := s.Apply(sess.ID, transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), InsertAfter: map[int][]transcript.Message{len(v.Messages): {{}}}}); err == nil {
 		t.Fatal("an insert past the end was accepted")
 	}

@@ -1,5 +1,5 @@
 // Package storagetest gives tests a real small file system to fill, to see how the store and the daemon
-// behave when the disk is full.
+// behave when the disk is full, and a check of the totals the store keeps.
 package storagetest
 
 import (
@@ -49,6 +49,15 @@ func Fill(t testing.TB, dir string, leave uint64) {
 func Unfill(t testing.TB, dir string) {
 	t.Helper()
 	if err := os.Remove(filepath.Join(dir, "filler")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CheckTotals fails the test when the totals the store keeps for session id differ from a recount of its
+// stored transcript and history (storage.Store.VerifyTotals).
+func CheckTotals(t testing.TB, s *storage.Store, id string) {
+	t.Helper()
+	if err := s.VerifyTotals(id); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -189,7 +189,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 	if calls := transcript.UnansweredCalls(view.Messages); len(calls) > 0 {
 		return res, &UncertainCallsError{Session: id, Calls: calls}
 	}
-	st.setMeter(summarize(view))
+	st.setMeter(summarize(view.Session))
 	if limit := a.Settings().Limits.MaxTokens; limit > 0 {
 		if err := a.loadTokens(id, st); err != nil {
 			return res, err
@@ -316,9 +316,9 @@ func tokenCapError(used, limit int) error {
 	return fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", used, limit)
 }
 
-// loadTokens counts, once per process, the tokens of every reply stored in session id (their reported usage
-// is kept on each assistant message), so that limits.maxTokens holds across restarts. Checkpoints carry no
-// usage: the summarizer's tokens are not counted (C4).
+// loadTokens takes, once per process, the tokens of every reply stored in session id (their reported usage
+// is kept on each assistant message, and the store keeps their sum), so that limits.maxTokens holds across
+// restarts. Checkpoints carry no usage: the summarizer's tokens are not counted (C4).
 func (a *Agent) loadTokens(id string, st *sessionState) error {
 	st.mu.Lock()
 	loaded := st.tokensLoaded
@@ -326,18 +326,12 @@ func (a *Agent) loadTokens(id string, st *sessionState) error {
 	if loaded {
 		return nil
 	}
-	hist, err := a.Store.History(id)
+	sess, err := a.Store.Session(id)
 	if err != nil {
 		return fmt.Errorf("counting the session's tokens: %w", err)
 	}
-	used := 0
-	for i := range hist {
-		if u := hist[i].Usage; u != nil && !hist[i].Truncated {
-			used += u.PromptTokens + u.CompletionTokens
-		}
-	}
 	st.mu.Lock()
-	st.tokensUsed, st.tokensLoaded = used, true
+	st.tokensUsed, st.tokensLoaded = sess.Head.Totals.Tokens, true
 	st.mu.Unlock()
 	return nil
 }
@@ -384,9 +378,10 @@ func (a *Agent) Calibration(id string) Calibration {
 	return c
 }
 
-// Status is the context meter of session id with the usage calibration filled in. While the agent's own view
-// of the session is current (the stored head is the one it last wrote), it costs one record read, however
-// long the transcript; calls of a running turn are in flight, not uncertain.
+// Status is the context meter of session id with the usage calibration filled in. It costs one record read,
+// however long the transcript: while the agent's own view of the session is current (the stored head is the
+// one it last wrote) its running summary is used, in which calls of a running turn are in flight, not
+// uncertain; otherwise the totals the record keeps.
 func (a *Agent) Status(id string) (Status, error) {
 	sess, err := a.Store.Session(id)
 	if err != nil {
@@ -397,11 +392,7 @@ func (a *Agent) Status(id string) (Status, error) {
 	sum, ok := state.meter, state.hasMeter && state.meter.epoch == sess.Head.Epoch && state.meter.viewLen == sess.Head.ViewLen
 	state.mu.Unlock()
 	if !ok {
-		v, err := a.Store.Transcript(id)
-		if err != nil {
-			return Status{}, err
-		}
-		sess, sum = v.Session, summarize(v)
+		sum = summarize(sess)
 		state.mu.Lock()
 		if !state.hasMeter { // never overwrite the meter of a turn that may be running
 			state.meter, state.hasMeter = sum, true

@@ -26,6 +26,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
@@ -104,6 +105,7 @@ func (h *harness) checkAll(t *testing.T, id string) {
 	if err := transcripttest.CheckStructure(view.Messages); err != nil {
 		t.Fatal(err)
 	}
+	storagetest.CheckTotals(t, h.store, id)
 	if err := h.server.CheckBudget(h.agent.Settings().Limits.MaxContextChars); err != nil {
 		t.Fatal(err)
 	}

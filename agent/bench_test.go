@@ -107,3 +107,53 @@ func BenchmarkStatusLargeView(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStatusFirstRead is the meter of a never-compacted 100k-message session in a store just opened, as
+// the context command and a daemon's first alisio/status of that session measure it: the store has not read
+// the session's record yet and the agent has no summary of it. Opening the store is not timed.
+func BenchmarkStatusFirstRead(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "store")
+	st, err := storage.Open(storage.DefaultOptions(dir).WithSyncWrites(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := transcripttest.Default(100_000)
+	cfg.ResultChars, cfg.HugeEvery = 300, 0
+	sess, err := st.CreateSession(storage.Session{}, transcripttest.Generate(cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, reader := range []string{"context", "daemon"} {
+		b.Run(reader, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				st, err := storage.Open(storage.DefaultOptions(dir))
+				if err != nil {
+					b.Fatal(err)
+				}
+				a, err := agent.NewContextOnly(st, config.Default(), b.TempDir(), relevantfiles.NewTracker())
+				if err != nil {
+					b.Fatal(err)
+				}
+				status := a.Status
+				if reader == "context" {
+					status = a.ContextManager.Status
+				}
+				b.StartTimer()
+				s, err := status(sess.ID)
+				b.StopTimer()
+				if err != nil || s.Messages != sess.Head.ViewLen || s.TranscriptChars == 0 {
+					b.Fatal(s, err)
+				}
+				a.Tools.Close()
+				if err := st.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

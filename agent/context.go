@@ -174,13 +174,13 @@ func (m *ContextManager) summarizerWindow() int {
 	return win + b.MaxOutputTokens
 }
 
-// Status measures session id.
+// Status measures session id from the totals its record keeps: one record read, however long the session.
 func (m *ContextManager) Status(id string) (Status, error) {
-	v, err := m.Store.Transcript(id)
+	sess, err := m.Store.Session(id)
 	if err != nil {
 		return Status{}, err
 	}
-	return m.statusOf(v.Session, summarize(v)), nil
+	return m.statusOf(sess, summarize(sess)), nil
 }
 
 // StoredMeter is what the meter shows of a session's transcript as stored: its size and the IDs of its tool
@@ -233,18 +233,11 @@ type viewSummary struct {
 	uncertain   []string
 }
 
-func summarize(v storage.View) viewSummary {
-	sum := viewSummary{epoch: v.Session.Head.Epoch, viewLen: len(v.Messages), meter: *compaction.NewMeter(v.Messages), uncertain: []string{}}
-	for _, c := range transcript.UnansweredCalls(v.Messages) {
-		sum.uncertain = append(sum.uncertain, c.ID)
-	}
-	for i := len(v.Messages) - 1; i >= 0; i-- {
-		if v.Messages[i].Summary {
-			sum.lastPartial = v.Messages[i].Partial
-			break
-		}
-	}
-	return sum
+// summarize is the summary of a stored session's transcript as its record (from the store) counts it.
+func summarize(sess storage.Session) viewSummary {
+	t := sess.Head.Totals
+	return viewSummary{epoch: sess.Head.Epoch, viewLen: sess.Head.ViewLen, meter: *compaction.MeterAt(t.Chars),
+		lastPartial: t.LastPartial, uncertain: append([]string{}, t.Open...)}
 }
 
 // add accounts for messages appended after the summary was taken; calls they issue are in flight, not
@@ -345,7 +338,7 @@ type prepared struct {
 func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewSummary, g *compaction.Guard, emit compaction.Emitter) (prepared, error) {
 	id := v.Session.ID
 	if sum == nil {
-		s := summarize(v)
+		s := summarize(v.Session)
 		sum = &s
 	}
 	in := m.input(v)
@@ -365,7 +358,7 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 		if err != nil {
 			return out, err
 		}
-		out.view, out.View, out.sum = v, v.Messages, summarize(v)
+		out.view, out.View, out.sum = v, v.Messages, summarize(v.Session)
 		out.chars = in.InstructionsChars + out.sum.meter.Chars() + in.ToolsChars
 	}
 	return out, perr

@@ -137,6 +137,9 @@ func NewMeter(msgs []transcript.Message) *Meter {
 	return &Meter{chars: transcript.TotalChars(msgs)}
 }
 
+// MeterAt is the meter of a transcript already measured at chars (a stored session's running total).
+func MeterAt(chars int) *Meter { return &Meter{chars: chars} }
+
 // Add accounts for appended messages.
 func (m *Meter) Add(msgs ...transcript.Message) {
 	for i := range msgs {

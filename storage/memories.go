@@ -90,7 +90,7 @@ func (s *Store) AddMemories(workspace, session string, texts []string) ([]Memory
 	for _, m := range added {
 		need += 256 + len(m.Text)
 	}
-	if err := checkSpace(s.dir, s.reserve, need); err != nil {
+	if err := s.haveSpace(need); err != nil {
 		return nil, err
 	}
 	err = s.db.Update(func(txn *badger.Txn) error {

@@ -138,6 +138,8 @@ type View struct {
 type Store struct {
 	db  *badger.DB
 	dir string
+	// dirFile is the store's directory, kept open to ask its free space (haveSpace).
+	dirFile *os.File
 	// reserve is Options.MinFreeBytes.
 	reserve uint64
 
@@ -182,9 +184,15 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("opening session store %s: %w", opts.Dir, err)
 	}
 	makePrivate(opts.Dir)
-	s := &Store{db: db, dir: opts.Dir, reserve: opts.MinFreeBytes, locks: map[string]*sync.Mutex{}, records: map[string]Session{}}
+	dirFile, err := os.Open(opts.Dir)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("opening session store directory %s: %w", opts.Dir, err)
+	}
+	s := &Store{db: db, dir: opts.Dir, dirFile: dirFile, reserve: opts.MinFreeBytes, locks: map[string]*sync.Mutex{}, records: map[string]Session{}}
 	if err := s.checkFormat(); err != nil {
 		_ = db.Close()
+		_ = dirFile.Close()
 		return nil, err
 	}
 	return s, nil
@@ -297,6 +305,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	defer makePrivate(s.dir)
+	defer s.dirFile.Close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing session store: %w", err)
 	}
@@ -521,7 +530,7 @@ func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session,
 		return Session{}, err
 	}
 	defer release()
-	if err := checkSpace(s.dir, s.reserve, approxBytes(msgs)); err != nil {
+	if err := s.haveSpace(approxBytes(msgs)); err != nil {
 		return Session{}, err
 	}
 	now := time.Now().UTC()
@@ -571,7 +580,7 @@ func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Mess
 		return nil, err
 	}
 	defer release()
-	if err := checkSpace(s.dir, s.reserve, approxBytes(msgs)); err != nil {
+	if err := s.haveSpace(approxBytes(msgs)); err != nil {
 		return nil, err
 	}
 	if err := validID(id); err != nil {
@@ -709,7 +718,7 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 	for _, ms := range rw.InsertAfter {
 		need += approxBytes(ms)
 	}
-	if err := checkSpace(s.dir, s.reserve, need); err != nil {
+	if err := s.haveSpace(need); err != nil {
 		return Session{}, err
 	}
 	if err := validID(id); err != nil {

@@ -2,6 +2,7 @@ package osproc
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/windows"
 )
@@ -19,3 +20,6 @@ func FreeBytes(dir string) (uint64, error) {
 	}
 	return free, nil
 }
+
+// FreeBytesOf is FreeBytes for the volume holding the open file or directory f.
+func FreeBytesOf(f *os.File) (uint64, error) { return FreeBytes(f.Name()) }

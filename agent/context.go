@@ -183,23 +183,6 @@ func (m *ContextManager) Status(id string) (Status, error) {
 	return m.statusOf(sess, summarize(sess)), nil
 }
 
-// StoredMeter is what the meter shows of a session's transcript as stored: its size and the IDs of its tool
-// calls that have no result.
-type StoredMeter struct {
-	Chars     int
-	Uncertain []string
-}
-
-// MeterOf measures session id's transcript as stored.
-func MeterOf(store *storage.Store, id string) (StoredMeter, error) {
-	v, err := store.Transcript(id)
-	if err != nil {
-		return StoredMeter{}, err
-	}
-	sum := summarize(v)
-	return StoredMeter{Chars: sum.meter.Chars(), Uncertain: sum.uncertain}, nil
-}
-
 // CurrentCheckpoint returns the checkpoint of session id's transcript (nil when it has none) and the session's
 // record. A compaction puts its checkpoint first, so only the transcript's leading messages are read, however
 // long the session.

@@ -241,14 +241,10 @@ func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	meter, err := agent.MeterOf(st, p.Session)
-	if err != nil {
-		return nil, err
-	}
 	s.status.touch(p.Session)
 	head := page.Session.Head
 	return map[string]any{"session": page.Session, "messages": page.Messages, "offset": page.Offset, "total": page.Total,
-		"compactedMessages": int(head.NextSeq) - head.ViewLen, "uncertainCalls": meter.Uncertain}, nil
+		"compactedMessages": int(head.NextSeq) - head.ViewLen, "uncertainCalls": append([]string{}, head.Totals.Open...)}, nil
 }
 
 func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error) {

@@ -108,14 +108,11 @@ func (a *app) sessionsShowCommand() *cobra.Command {
 // showSession prints the session's meter, then its messages from offset (negative: the last limit), reading
 // at most showChunk of them at a time, so that a session of any length prints in bounded memory.
 func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit int) error {
-	m, err := agent.MeterOf(st, id)
-	if err != nil {
-		return err
-	}
 	s, err := st.Session(id)
 	if err != nil {
 		return err
 	}
+	chars, uncertain := s.Head.Totals.Chars, append([]string{}, s.Head.Totals.Open...)
 	total := s.Head.ViewLen
 	if all {
 		total = int(s.Head.NextSeq)
@@ -127,9 +124,9 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 	}
 	if a.jsonOut {
 		f := sessionFields(s)
-		f["transcriptChars"], f["instructionsChars"] = m.Chars, instr
-		f["estimatedTokens"] = transcript.EstimateTokens(m.Chars + instr)
-		f["uncertainCalls"] = m.Uncertain
+		f["transcriptChars"], f["instructionsChars"] = chars, instr
+		f["estimatedTokens"] = transcript.EstimateTokens(chars + instr)
+		f["uncertainCalls"] = uncertain
 		f["offset"], f["total"] = from, total
 		if err := a.emit("session", f); err != nil {
 			return err
@@ -137,10 +134,10 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 	} else {
 		a.printf("session    %s\ntitle      %s\nworkspace  %s\nupdated    %s\n", s.ID, s.Title, s.Workspace, s.UpdatedAt.Local().Format(time.RFC3339))
 		a.printf("transcript %d messages, %d chars + %d chars of instructions ≈ %d tokens\n",
-			s.Head.ViewLen, m.Chars, instr, transcript.EstimateTokens(m.Chars+instr))
-		if len(m.Uncertain) > 0 {
+			s.Head.ViewLen, chars, instr, transcript.EstimateTokens(chars+instr))
+		if len(uncertain) > 0 {
 			a.printf("uncertain  %d tool call(s) without a result: %s (the session is not compacted until they are recovered)\n",
-				len(m.Uncertain), strings.Join(m.Uncertain, ", "))
+				len(uncertain), strings.Join(uncertain, ", "))
 		}
 		switch {
 		case n == 0 && total > 0:

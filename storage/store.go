@@ -525,34 +525,46 @@ func sortSessions(ss []Session) {
 // CreateSession stores a new session holding msgs as its transcript and returns its record. Large sessions are
 // written in several transactions but become visible only with the final one: a crash leaves no session.
 func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session, error) {
+	return s.CreateSessionFrom(meta, func(_ *Session, add func(...transcript.Message) error) error {
+		return add(msgs...)
+	})
+}
+
+// createSpaceCheck is how many bytes of messages CreateSessionFrom stages between two checks of free space.
+const createSpaceCheck = 16 << 20
+
+// CreateSessionFrom is CreateSession for a transcript read as it is stored (an import): fill passes the
+// messages to add, in order and in as many calls as it likes, and may set the record's title, workspace and
+// instructions as it learns them (not its ID). The session becomes visible only with the final commit,
+// after fill returns nil; when fill or a write fails there is no session and what was staged is removed
+// (a crash leaves it invisible).
+func (s *Store) CreateSessionFrom(meta Session, fill func(meta *Session, add func(...transcript.Message) error) error) (Session, error) {
 	release, err := s.enter()
 	if err != nil {
 		return Session{}, err
 	}
 	defer release()
-	if err := s.haveSpace(approxBytes(msgs)); err != nil {
+	if err := s.haveSpace(0); err != nil {
 		return Session{}, err
 	}
 	now := time.Now().UTC()
-	meta.Title = CleanTitle(meta.Title)
 	if meta.ID == "" {
 		meta.ID = transcript.NewID()
 	}
-	if err := validID(meta.ID); err != nil {
+	id := meta.ID
+	if err := validID(id); err != nil {
 		return Session{}, err
 	}
-	meta.CreatedAt, meta.UpdatedAt = now, now
-	meta.Head = Head{}
-	l := s.sessionLock(meta.ID)
+	l := s.sessionLock(id)
 	l.Lock()
 	defer l.Unlock()
 	err = s.db.View(func(txn *badger.Txn) error {
-		_, err := txn.Get(sessionKey(meta.ID))
+		_, err := txn.Get(sessionKey(id))
 		if err == nil {
-			return fmt.Errorf("session %s already exists", meta.ID)
+			return fmt.Errorf("session %s already exists", id)
 		}
 		if !errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("checking session %s: %w", meta.ID, err)
+			return fmt.Errorf("checking session %s: %w", id, err)
 		}
 		return nil
 	})
@@ -561,15 +573,36 @@ func (s *Store) CreateSession(meta Session, msgs []transcript.Message) (Session,
 	}
 	w := s.newChunkedWriter(Totals{})
 	defer w.discard()
-	head, _, err := w.stage(meta.ID, meta.Head, meta.Head.Epoch, 0, msgs, now)
+	var head Head
+	unchecked := 0 // bytes staged since the last check of free space
+	add := func(msgs ...transcript.Message) error {
+		if unchecked += approxBytes(msgs); unchecked > createSpaceCheck {
+			if err := s.haveSpace(unchecked); err != nil {
+				return err
+			}
+			unchecked = 0
+		}
+		next, _, err := w.stage(id, head, head.Epoch, head.ViewLen, msgs, now)
+		head = next
+		return err
+	}
+	err = fill(&meta, add)
+	if err == nil {
+		err = s.haveSpace(unchecked)
+	}
+	var sess Session
+	if err == nil {
+		meta.ID, meta.Title, meta.CreatedAt, meta.UpdatedAt, meta.Head = id, CleanTitle(meta.Title), now, now, head
+		sess, err = w.commit(meta, true)
+	}
 	if err != nil {
+		// Earlier transactions may have committed staged entries: invisible without the record, removed here.
+		w.discard()
+		s.dropPrefix(historyPrefix(id))
+		s.dropPrefix(viewSessionPrefix(id))
 		return Session{}, err
 	}
-	meta.Head = head
-	if err := w.setMeta(meta); err != nil {
-		return Session{}, err
-	}
-	return w.commit(meta)
+	return sess, nil
 }
 
 // Append stores msgs at the end of the session's transcript and returns them with their IDs and times set.
@@ -601,7 +634,7 @@ func (s *Store) Append(id string, msgs ...transcript.Message) ([]transcript.Mess
 		return nil, err
 	}
 	sess.Head, sess.UpdatedAt = head, now
-	if _, err := w.commit(sess); err != nil {
+	if _, err := w.commit(sess, false); err != nil {
 		return nil, err
 	}
 	return stored, nil
@@ -799,7 +832,7 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 		}
 	}
 	sess.Head, sess.UpdatedAt = head, now
-	if sess, err = w.commit(sess); err != nil {
+	if sess, err = w.commit(sess, false); err != nil {
 		return Session{}, err
 	}
 	s.dropPrefix(viewPrefix(id, old))
@@ -1009,16 +1042,11 @@ func (w *chunkedWriter) place(k []byte, e *viewEntry) error {
 }
 
 // setMeta stages the session's record (all but its head): when it is created, or counted for format 2.
-func (w *chunkedWriter) setMeta(sess Session) error {
-	raw, err := json.Marshal(metaJSON{Session: &sess})
-	if err != nil {
-		return fmt.Errorf("encoding session %s: %w", sess.ID, err)
-	}
-	return w.set(sessionKey(sess.ID), raw)
-}
-
-// commit writes the session's head, with the totals counted, and commits; it returns the session as committed.
-func (w *chunkedWriter) commit(sess Session) (Session, error) {
+// commit writes the session's head, with the totals counted, and with withMeta its record (title, workspace,
+// instructions…), then commits; it returns the session as committed. The head goes first: should Badger's size
+// limit split them, a crash between the two leaves a new session invisible (no record) and an existing one
+// with its new head beside its previous record, never a record without its head.
+func (w *chunkedWriter) commit(sess Session, withMeta bool) (Session, error) {
 	sess.Head.Totals = w.tally.totals()
 	raw, err := json.Marshal(headJSON{Head: sess.Head, UpdatedAt: sess.UpdatedAt})
 	if err != nil {
@@ -1026,6 +1054,15 @@ func (w *chunkedWriter) commit(sess Session) (Session, error) {
 	}
 	if err := w.set(headKey(sess.ID), raw); err != nil {
 		return Session{}, err
+	}
+	if withMeta {
+		meta, err := json.Marshal(metaJSON{Session: &sess})
+		if err != nil {
+			return Session{}, fmt.Errorf("encoding session %s: %w", sess.ID, err)
+		}
+		if err := w.set(sessionKey(sess.ID), meta); err != nil {
+			return Session{}, err
+		}
 	}
 	if err := w.txn.Commit(); err != nil {
 		w.store.forget(sess.ID)

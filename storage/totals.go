@@ -254,10 +254,7 @@ func (s *Store) countTotals(id string) (Session, error) {
 			return Session{}, fmt.Errorf("counting the totals of session %s: %w", id, err)
 		}
 	}
-	if err := w.setMeta(sess); err != nil {
-		return Session{}, err
-	}
-	if sess, err = w.commit(sess); err != nil {
+	if sess, err = w.commit(sess, true); err != nil {
 		return Session{}, fmt.Errorf("counting the totals of session %s: %w", id, err)
 	}
 	return sess, nil

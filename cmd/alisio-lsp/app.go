@@ -39,10 +39,10 @@ type app struct {
 	// store, when set, is the shared daemon's own store: commands use it instead of opening the data
 	// directory's (which the daemon holds).
 	store *storage.Store
-	// args are the command line, and stdinRead what it read from stdin, passed to the shared daemon when it
-	// holds the store.
-	args      []string
-	stdinRead []byte
+	// args are the command line, passed to the shared daemon when it holds the store, with standard input
+	// when readsStdin says the command reads it.
+	args       []string
+	readsStdin bool
 }
 
 // newRootCommand builds the command tree; the app it returns reports the error Execute returns (fail).
@@ -222,7 +222,14 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 	if errors.Is(err, storage.ErrLocked) && a.args != nil {
 		// The shared daemon holds the store: it runs the command.
 		dir, _ := storage.DataDir(a.dataDir)
-		if code, ok := shared.RunRemote(dir, a.args, a.cwd, string(a.stdinRead), version(), a.stdout, a.stderr); ok {
+		var stdin []byte
+		if a.readsStdin {
+			var rerr error
+			if stdin, rerr = io.ReadAll(a.stdin); rerr != nil {
+				return fmt.Errorf("reading stdin: %w", rerr)
+			}
+		}
+		if code, ok := shared.RunRemote(dir, a.args, a.cwd, string(stdin), version(), a.stdout, a.stderr); ok {
 			return exitCode(code)
 		}
 	}

@@ -27,6 +27,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if file := os.Getenv(decodeChildEnv); file != "" {
+		os.Exit(decodeChild(file)) // a child of BenchmarkImport
+	}
 	dir, err := os.MkdirTemp("", "alisio-cli")
 	if err != nil {
 		panic(err)
@@ -756,5 +759,46 @@ func TestCLI_ShowPages(t *testing.T) {
 	}
 	if out := mustCLI(t, data, "sessions", "show", "--offset", strconv.Itoa(n), id); !strings.Contains(out, fmt.Sprintf("showing    no messages: --offset %d is past the last one (%d messages, numbered from 0)", n, n)) {
 		t.Fatalf("--offset past the end: %s", out)
+	}
+}
+
+// TestCLI_ImportStreamsAndIsAtomic: a transcript with a refused record after thousands of good ones leaves no
+// session and names the record; the same transcript without it imports whole and keeps every invariant.
+func TestCLI_ImportStreamsAndIsAtomic(t *testing.T) {
+	data := t.TempDir()
+	good := mustCLI(t, data, "sessions", "generate", "--messages", "6000")
+	want, err := formats.Import([]byte(good), formats.Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A tool result far into the file answers a call nobody made.
+	at := strings.Index(good[len(good)/2:], `"tool_call_id":"`) + len(good)/2 + len(`"tool_call_id":"`)
+	bad := good[:at] + "nobody-" + good[at:]
+	file := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := cli(t, data, "", "sessions", "import", file)
+	if code == 0 || out != "" || !strings.Contains(errOut, "nothing imported: messages[") || !strings.Contains(errOut, `call ID "nobody-`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if out := mustCLI(t, data, "sessions", "list"); !strings.HasPrefix(out, "no sessions") {
+		t.Fatalf("a refused import left a session: %s", out)
+	}
+	id := strings.TrimSpace(mustCLIIn(t, data, good, "sessions", "import", "-"))
+	st, err := storage.OpenDataDir(data, storage.DefaultOptions(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v, err := st.Transcript(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Messages) != len(want.Messages) || len(v.Session.Instructions) != 1 || !strings.HasPrefix(v.Session.Title, "Turn 0") {
+		t.Fatalf("%d messages (want %d), record %+v", len(v.Messages), len(want.Messages), v.Session)
+	}
+	if err := transcripttest.CheckStructure(v.Messages); err != nil {
+		t.Fatal(err)
 	}
 }

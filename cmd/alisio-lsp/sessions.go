@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -239,30 +240,42 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--format: %w", err)
 			}
-			data, err := a.readInput(args[0])
-			if err != nil {
-				return err
-			}
-			im, err := formats.Import(data, f)
-			if err != nil {
-				return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", inputName(args[0]), err)
-			}
-			if title == "" {
-				title = importTitle(args[0], im.Messages)
-			}
+			a.readsStdin = args[0] == "-"
 			return a.withStore(func(st *storage.Store) error {
-				sess, err := st.CreateSession(storage.Session{Title: title, Workspace: a.workspaceDir(workspace), Instructions: im.Instructions}, im.Messages)
+				in, closeInput, err := a.openInput(args[0])
+				if err != nil {
+					return err
+				}
+				defer closeInput()
+				var im formats.Imported
+				var n importCount
+				sess, err := st.CreateSessionFrom(storage.Session{Title: title, Workspace: a.workspaceDir(workspace)},
+					func(meta *storage.Session, add func(...transcript.Message) error) error {
+						im, err = n.read(in, f, add)
+						var invalid *formats.Error
+						if errors.As(err, &invalid) {
+							return fmt.Errorf("%s is not a valid transcript, nothing imported: %w", inputName(args[0]), err)
+						}
+						if err != nil {
+							return err
+						}
+						meta.Instructions = im.Instructions
+						if meta.Title == "" {
+							meta.Title = importTitle(args[0], n.firstPrompt)
+						}
+						return nil
+					})
 				if err != nil {
 					return err
 				}
 				for _, s := range im.Skipped {
 					fmt.Fprintf(a.stderr, "alisio-lsp: skipped %s\n", s)
 				}
-				if n := len(transcript.UnansweredCalls(im.Messages)); n > 0 {
-					fmt.Fprintf(a.stderr, "alisio-lsp: %d tool call(s) have no result and are uncertain; recover them before compacting\n", n)
+				if u := n.pending.Len(); u > 0 {
+					fmt.Fprintf(a.stderr, "alisio-lsp: %d tool call(s) have no result and are uncertain; recover them before compacting\n", u)
 				}
 				if a.jsonOut {
-					return a.emit("", map[string]any{"session": sess.ID, "messages": len(im.Messages)})
+					return a.emit("", map[string]any{"session": sess.ID, "messages": n.messages})
 				}
 				a.printf("%s\n", sess.ID)
 				return nil
@@ -275,20 +288,76 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) readInput(name string) ([]byte, error) {
-	if name == "-" {
-		b, err := io.ReadAll(a.stdin)
-		if err != nil {
-			return nil, fmt.Errorf("reading stdin: %w", err)
+// importBatch is how many imported messages are staged at a time.
+const importBatch = 256
+
+// importCount is what an import learns from its messages as they pass to the store: their number, the
+// calls left without a result and the first prompt.
+type importCount struct {
+	messages    int
+	pending     *transcript.PendingCalls
+	firstPrompt string
+}
+
+// read imports the transcript in r, passing its messages to add in batches. Decoding runs beside the
+// writes (a goroutine decodes, the caller's writes), at most two batches ahead of them.
+func (n *importCount) read(r io.Reader, f formats.Format, add func(...transcript.Message) error) (formats.Imported, error) {
+	n.pending = transcript.NewPendingCalls()
+	batches := make(chan []transcript.Message, 1)
+	stop := make(chan struct{})
+	var im formats.Imported
+	var err error
+	go func() {
+		defer close(batches)
+		batch := make([]transcript.Message, 0, importBatch)
+		send := func() error {
+			select {
+			case batches <- batch:
+				batch = make([]transcript.Message, 0, importBatch)
+				return nil
+			case <-stop:
+				return errors.New("import stopped")
+			}
 		}
-		a.stdinRead = b
-		return b, nil
+		im, err = formats.ImportStream(r, f, func(m transcript.Message) error {
+			n.messages++
+			n.pending.Observe(&m)
+			if n.firstPrompt == "" && m.StartsTurn() && strings.TrimSpace(m.Text) != "" {
+				n.firstPrompt = m.Text
+			}
+			if batch = append(batch, m); len(batch) < importBatch {
+				return nil
+			}
+			return send()
+		})
+		if err == nil && len(batch) > 0 {
+			err = send()
+		}
+	}()
+	var addErr error
+	for b := range batches { // until the decoder is done: it has set im and err then
+		if addErr == nil {
+			if addErr = add(b...); addErr != nil {
+				close(stop)
+			}
+		}
 	}
-	b, err := os.ReadFile(a.path(name))
+	if addErr != nil {
+		return im, addErr
+	}
+	return im, err
+}
+
+// openInput opens a transcript to read: the file name names, or standard input for "-".
+func (a *app) openInput(name string) (io.Reader, func(), error) {
+	if name == "-" {
+		return a.stdin, func() {}, nil
+	}
+	f, err := os.Open(a.path(name))
 	if err != nil {
-		return nil, fmt.Errorf("reading transcript: %w", err)
+		return nil, nil, fmt.Errorf("reading transcript: %w", err)
 	}
-	return b, nil
+	return f, func() { _ = f.Close() }, nil
 }
 
 func (a *app) sessionsExportCommand() *cobra.Command {
@@ -318,14 +387,12 @@ func (a *app) sessionsExportCommand() *cobra.Command {
 }
 
 // importTitle names an imported session: after its file, or for stdin after its first prompt.
-func importTitle(file string, msgs []transcript.Message) string {
+func importTitle(file, firstPrompt string) string {
 	if file != "-" {
 		return filepath.Base(file)
 	}
-	for _, m := range msgs {
-		if m.StartsTurn() && strings.TrimSpace(m.Text) != "" {
-			return agent.SessionTitle(m.Text)
-		}
+	if firstPrompt != "" {
+		return agent.SessionTitle(firstPrompt)
 	}
 	return "Imported from standard input"
 }

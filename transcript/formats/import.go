@@ -3,10 +3,15 @@
 package formats
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"strings"
+	"unicode"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -66,85 +71,549 @@ type record struct {
 
 // Import parses data in format (Auto detects it) and validates the result: known roles, every tool result
 // answering an earlier call, call IDs used once. Calls left without a result are kept: they are the uncertain
-// calls of SPEC U1. Nothing is returned on error.
+// calls of SPEC U1. Nothing is returned on error. It is ImportStream collecting the messages.
 func Import(data []byte, format Format) (Imported, error) {
-	var out Imported
-	records, system, trajectory, err := split(data)
-	if err != nil {
-		return out, err
-	}
-	if format == Auto {
-		format = detect(records)
-	}
-	out.Format = format
-	if system != "" {
-		out.Instructions = append(out.Instructions, system)
-	}
 	var msgs []transcript.Message
-	v := validator{calls: map[string]bool{}, open: map[string]bool{}}
-	lastAnthropicID := ""
-	for _, r := range records {
-		var probe struct {
-			Role        string          `json:"role"`
-			Type        string          `json:"type"`
-			Message     json.RawMessage `json:"message"`
-			IsSidechain bool            `json:"isSidechain"`
-		}
-		if err := json.Unmarshal(r.raw, &probe); err != nil {
-			return Imported{}, &Error{r.where, "not a JSON object: " + err.Error()}
-		}
-		raw := r.raw
-		if probe.Role == "" && len(probe.Message) == 0 && probe.Type != "" && format != OpenAI {
-			// A Claude Code bookkeeping record (summary, file-history-snapshot, …): no message in it.
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: %s record", r.where, probe.Type))
-			continue
-		}
-		if probe.Role == "" && len(probe.Message) > 0 {
-			// A Claude Code log record: keep the main conversation's user and assistant messages.
-			if probe.IsSidechain || (probe.Type != "user" && probe.Type != "assistant") {
-				out.Skipped = append(out.Skipped, fmt.Sprintf("%s: %s record", r.where, describeRecord(probe.Type, probe.IsSidechain)))
-				continue
-			}
-			raw = probe.Message
-		} else if probe.Role == "exit" && trajectory {
-			out.Skipped = append(out.Skipped, r.where+": the trajectory's exit record (the run's final output, not a message)")
-			continue
-		}
-		var got []transcript.Message
-		var err error
-		if format == Anthropic {
-			var id string
-			got, id, err = anthropicMessage(raw)
-			if err == nil && id != "" && id == lastAnthropicID && len(got) > 0 && len(msgs) > 0 && msgs[len(msgs)-1].Role == transcript.RoleAssistant {
-				if err := v.check(&got[0]); err != nil {
-					return Imported{}, &Error{r.where, err.Error()}
-				}
-				mergeAssistant(&msgs[len(msgs)-1], got[0])
-				got = got[1:]
-			}
-			lastAnthropicID = id
-		} else {
-			got, err = openAIMessage(raw)
+	im, err := ImportStream(bytes.NewReader(data), format, func(m transcript.Message) error {
+		msgs = append(msgs, m)
+		return nil
+	})
+	if err != nil {
+		return Imported{}, err
+	}
+	im.Messages = msgs
+	return im, nil
+}
+
+// ImportStream is Import reading r record by record: it holds one record at a time (and, while Auto has not
+// yet seen a record that tells the format, the records before it), and passes each message, measured and in
+// order, to emit instead of returning them (Messages of the result is nil). It reports the first error it
+// meets in reading order; a caller that stores the messages as they come must drop them on error.
+func ImportStream(r io.Reader, format Format, emit func(transcript.Message) error) (Imported, error) {
+	in := &errReader{r: r}
+	im := &importer{format: format, emit: emit, v: validator{calls: map[string]bool{}, open: map[string]bool{}}}
+	err := im.read(in)
+	if err == nil {
+		err = im.finish()
+	}
+	if in.err != nil {
+		return Imported{}, fmt.Errorf("reading the transcript: %w", in.err)
+	}
+	if err != nil {
+		return Imported{}, err
+	}
+	im.out.Format = im.format
+	if im.system != "" {
+		im.out.Instructions = append([]string{im.system}, im.out.Instructions...)
+	}
+	return im.out, nil
+}
+
+// errReader keeps the read error of its reader, so that a failed read is told apart from bad JSON.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+// maxFirstLine bounds what is read ahead to tell JSON Lines from one document: JSON Lines is recognized
+// when the first line alone is valid JSON and more follows, so a document on one line longer than this is
+// streamed without being held, and a JSON Lines file whose first line is longer is refused as a document.
+const maxFirstLine = 16 << 20
+
+// importer turns records into messages as they are read.
+type importer struct {
+	format Format
+	emit   func(transcript.Message) error
+	// pos follows the document being read, to locate a syntax error.
+	pos *tracker
+	out Imported
+	v   validator
+
+	// system is the document's "system" prompt; trajectory says it is a mini-swe-agent trajectory, and
+	// trajectoryKnown that no key read later can change that (its "trajectory_format" may follow its messages).
+	system                      string
+	trajectory, trajectoryKnown bool
+	// exitRecord is the first "exit" record seen while trajectoryKnown was false: skipped in a trajectory,
+	// refused otherwise.
+	exitRecord *record
+
+	// undecided holds the records read while Auto has not seen one that tells the format.
+	undecided []record
+	// last is the latest message, held back because a later Anthropic record may complete it (Claude Code
+	// writes one record per content block); count is the number of messages so far, last included.
+	last            *transcript.Message
+	count           int
+	lastAnthropicID string
+}
+
+// read reads the input: JSON Lines when the first line alone is valid JSON and more follows, else one
+// document (an object or an array).
+func (im *importer) read(in io.Reader) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	lead := 0 // lines before the first non-blank character
+	for {
+		c, _, err := br.ReadRune()
+		if err == io.EOF {
+			return &Error{"input", "empty file: expected a transcript"}
 		}
 		if err != nil {
-			return Imported{}, &Error{r.where, err.Error()}
+			return nil // a read error: errReader has it
 		}
-		for _, m := range got {
-			if err := v.check(&m); err != nil {
-				return Imported{}, &Error{r.where, err.Error()}
-			}
-			if m.Role == transcript.RoleSystem && len(msgs) == 0 {
-				out.Instructions = append(out.Instructions, m.Text)
-				continue
-			}
-			msgs = append(msgs, m)
+		if !unicode.IsSpace(c) {
+			_ = br.UnreadRune()
+			break
+		}
+		if c == '\n' {
+			lead++
 		}
 	}
-	for i := range msgs {
-		msgs[i].Measure()
+	first, complete, err := readLine(br, maxFirstLine)
+	if err != nil {
+		return nil
 	}
-	out.Messages = msgs
-	return out, nil
+	if complete && json.Valid(bytes.TrimSpace(first)) {
+		next, blank, err := nextLine(br)
+		if err != nil {
+			return nil
+		}
+		if next != nil {
+			return im.lines(br, lead, first, blank, next)
+		}
+		return im.document(bytes.NewReader(first))
+	}
+	return im.document(io.MultiReader(bytes.NewReader(first), br))
+}
+
+// readLine reads one line, newline included, or at most max bytes of it (complete false).
+func readLine(br *bufio.Reader, max int) (line []byte, complete bool, err error) {
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		switch {
+		case err == nil || err == io.EOF:
+			return line, true, nil
+		case err != bufio.ErrBufferFull:
+			return nil, false, err
+		case len(line) > max:
+			return line, false, nil
+		}
+	}
+}
+
+// nextLine skips blank lines and returns the next one (nil at the end) and how many were skipped.
+func nextLine(br *bufio.Reader) (line []byte, blank int, err error) {
+	for {
+		l, _, err := readLine(br, math.MaxInt)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(bytes.TrimSpace(l)) > 0 {
+			return l, blank, nil
+		}
+		if len(l) == 0 {
+			return nil, blank, nil
+		}
+		blank++
+	}
+}
+
+// lines reads JSON Lines: one record a line; first (line lead+1) and next (blank lines later) are read.
+func (im *importer) lines(br *bufio.Reader, lead int, first []byte, blank int, next []byte) error {
+	im.trajectoryKnown = true
+	n := lead + 1
+	l := first
+	for {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			where := fmt.Sprintf("line %d", n)
+			if !json.Valid(l) {
+				var v any
+				return &Error{where, "invalid JSON: " + json.Unmarshal(l, &v).Error()}
+			}
+			if l[0] != '{' {
+				return &Error{where, "expected a JSON object (one message a line)"}
+			}
+			if err := im.record(record{where, l}); err != nil {
+				return err
+			}
+		}
+		if next != nil {
+			l, n, next = next, n+blank+1, nil
+			continue
+		}
+		line, _, err := readLine(br, math.MaxInt)
+		if err != nil || len(line) == 0 {
+			return nil
+		}
+		l, n = line, n+1
+	}
+}
+
+// document reads one JSON document: a {"messages":[…]} object (or a trajectory's "history"), a bare array
+// of messages, or a single message object.
+func (im *importer) document(r io.Reader) error {
+	im.pos = &tracker{r: r, lastNL: -1}
+	dec := json.NewDecoder(im.pos)
+	tok, err := dec.Token()
+	if err != nil {
+		return im.syntaxError(err)
+	}
+	var shape error
+	switch tok {
+	case json.Delim('['):
+		im.trajectoryKnown = true
+		im.pos.mark(dec.InputOffset(), "[")
+		err = im.array(dec, "[", "0", func(i int) string { return fmt.Sprintf("message %d", i) })
+	case json.Delim('{'):
+		im.pos.mark(dec.InputOffset(), "{")
+		err = im.object(dec)
+	default:
+		im.pos.mark(dec.InputOffset(), "0")
+		shape = &Error{"input", "expected a JSON object, an array or JSON Lines"}
+	}
+	if err != nil {
+		return err
+	}
+	// Only white space may follow the document.
+	rest := bufio.NewReader(io.MultiReader(dec.Buffered(), im.pos))
+	for {
+		c, _, err := rest.ReadRune()
+		if err != nil {
+			return shape // at the end, or a read error, which errReader keeps
+		}
+		if !unicode.IsSpace(c) {
+			return im.syntaxError(errors.New("invalid character after top-level value"))
+		}
+	}
+}
+
+// array reads the records of an array whose '[' dec has read; where names record i. inside and after are
+// JSON prefixes that leave a scanner where the parse is inside the array and after it (see tracker).
+func (im *importer) array(dec *json.Decoder, inside, after string, where func(i int) string) error {
+	for i := 0; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return im.syntaxError(err)
+		}
+		im.pos.mark(dec.InputOffset(), inside+"0")
+		if err := im.record(record{where(i), raw}); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return im.syntaxError(err)
+	}
+	im.pos.mark(dec.InputOffset(), after)
+	return nil
+}
+
+// object reads a document object whose '{' dec has read. Its keys match case-insensitively, as
+// encoding/json matches struct fields. Its messages are read as they come; the other keys it keeps until
+// a list of messages is found, in case the object is a single message.
+func (im *importer) object(dec *json.Decoder) error {
+	list := "" // "messages" or "history", once found
+	role, message := "", false
+	type field struct {
+		key string
+		raw json.RawMessage
+	}
+	var fields []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return im.syntaxError(err)
+		}
+		im.pos.mark(dec.InputOffset(), `{""`)
+		key, _ := tok.(string)
+		isMessages, isHistory := strings.EqualFold(key, "messages"), strings.EqualFold(key, "history")
+		// "messages" wins over "history", as when the document was decoded whole; a second list cannot be
+		// told from the first without holding both.
+		if isMessages && list != "" || isHistory && list == "history" {
+			return &Error{"messages", `the document has more than one list of messages ("messages", "history")`}
+		}
+		if isMessages || isHistory && list == "" {
+			list, fields = key, nil
+			if err := im.messages(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return im.syntaxError(err)
+		}
+		im.pos.mark(dec.InputOffset(), `{"":0`)
+		switch {
+		case strings.EqualFold(key, "system"):
+			im.system, err = systemText(raw)
+			if err != nil {
+				return err
+			}
+		case strings.EqualFold(key, "trajectory_format"):
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				im.trajectory = strings.HasPrefix(s, "mini-swe-agent")
+			}
+		case strings.EqualFold(key, "role"):
+			_ = json.Unmarshal(raw, &role)
+		case strings.EqualFold(key, "message"):
+			message = true
+		}
+		if list == "" {
+			fields = append(fields, field{key, raw})
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return im.syntaxError(err)
+	}
+	im.pos.mark(dec.InputOffset(), "0")
+	im.trajectoryKnown = true
+	if list != "" {
+		return nil
+	}
+	if role == "" && !message {
+		return &Error{"input", `a JSON object without "messages": expected {"messages":[...]}, an array of messages, or JSON Lines`}
+	}
+	// A single message: the object again, from its fields.
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(f.raw)
+	}
+	b.WriteByte('}')
+	return im.record(record{"line 1", b.Bytes()})
+}
+
+// messages reads the value of a "messages" (or "history") key: an array of records, or null (none).
+func (im *importer) messages(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return im.syntaxError(err)
+	}
+	if tok == json.Delim('[') {
+		im.pos.mark(dec.InputOffset(), `{"":[`)
+		return im.array(dec, `{"":[`, `{"":0`, func(i int) string { return fmt.Sprintf("messages[%d]", i) })
+	}
+	if tok == nil {
+		im.pos.mark(dec.InputOffset(), `{"":0`)
+		return nil
+	}
+	// The error encoding/json gives for a value of this kind.
+	sample := "{}"
+	switch tok.(type) {
+	case string:
+		sample = `""`
+	case float64:
+		sample = "0"
+	case bool:
+		sample = "true"
+	}
+	var items []json.RawMessage
+	return &Error{"messages", "expected an array of messages: " + json.Unmarshal([]byte(sample), &items).Error()}
+}
+
+// syntaxError turns a failure to read the document into the error Import gives: the first JSON syntax
+// error, located by line and column, as encoding/json reports it for the whole input.
+func (im *importer) syntaxError(err error) error {
+	if where, what, ok := im.pos.locate(); ok {
+		return &Error{where, "invalid JSON: " + what}
+	}
+	return &Error{"input", "invalid JSON: " + err.Error()}
+}
+
+// tracker keeps the bytes a json.Decoder has read since the last point it parsed without error (a mark),
+// and the state of the parse there, so that a syntax error can be located as in a decode of the whole input.
+type tracker struct {
+	r io.Reader
+	// buf holds the bytes read from offset base on; the mark is at buf[head], where a scanner fed ctx is
+	// in the state of the parse.
+	buf    []byte
+	base   int64
+	head   int
+	ctx    string
+	lines  int   // newlines before the mark
+	lastNL int64 // offset of the last newline before the mark, -1 if none
+	eof    bool  // the input has ended
+}
+
+func (t *tracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.eof = err == io.EOF
+	if t.head > len(t.buf)/2 && t.head > 64<<10 {
+		t.base += int64(t.head)
+		t.buf = append(t.buf[:0], t.buf[t.head:]...)
+		t.head = 0
+	}
+	t.buf = append(t.buf, p[:n]...)
+	return n, err
+}
+
+// mark records that the input up to offset at parsed, leaving the parse in the state ctx gives a scanner.
+func (t *tracker) mark(at int64, ctx string) {
+	end := int(at - t.base)
+	seen := t.buf[t.head:end]
+	if n := bytes.Count(seen, []byte("\n")); n > 0 {
+		t.lines += n
+		t.lastNL = t.base + int64(t.head+bytes.LastIndexByte(seen, '\n'))
+	}
+	t.head, t.ctx = end, ctx
+}
+
+// locate finds the first syntax error after the mark: "line L, column C" and encoding/json's message.
+func (t *tracker) locate() (where, what string, ok bool) {
+	rest := t.buf[t.head:]
+	if t.eof {
+		rest = bytes.TrimRightFunc(rest, unicode.IsSpace) // as Import trims the input
+	}
+	err := json.Unmarshal(append([]byte(t.ctx), rest...), new(struct{}))
+	se, isSyntax := err.(*json.SyntaxError)
+	if !isSyntax {
+		return "", "", false
+	}
+	n := min(max(int(se.Offset)-len(t.ctx), 0), len(rest)) // bytes after the mark up to the error
+	lines, lastNL := t.lines, t.lastNL
+	if i := bytes.LastIndexByte(rest[:n], '\n'); i >= 0 {
+		lines += bytes.Count(rest[:n], []byte("\n"))
+		lastNL = t.base + int64(t.head+i)
+	}
+	at := t.base + int64(t.head+n)
+	return fmt.Sprintf("line %d, column %d", lines+1, at-lastNL), err.Error(), true
+}
+
+// record takes the next record: it is converted as soon as the format is known.
+func (im *importer) record(r record) error {
+	if im.format == Auto {
+		f, ok := detectRecord(r.raw)
+		if !ok {
+			im.undecided = append(im.undecided, r)
+			return nil
+		}
+		im.format = f
+		if err := im.flushUndecided(); err != nil {
+			return err
+		}
+	}
+	return im.convert(r)
+}
+
+func (im *importer) flushUndecided() error {
+	held := im.undecided
+	im.undecided = nil
+	for i := range held {
+		if err := im.convert(held[i]); err != nil {
+			return err
+		}
+		held[i] = record{}
+	}
+	return nil
+}
+
+// finish converts what is still held once the input has ended.
+func (im *importer) finish() error {
+	if im.format == Auto {
+		im.format = OpenAI
+		if err := im.flushUndecided(); err != nil {
+			return err
+		}
+	}
+	if im.exitRecord != nil && !im.trajectory {
+		im.trajectoryKnown = true
+		if err := im.convert(*im.exitRecord); err != nil {
+			return err
+		}
+	}
+	return im.flush()
+}
+
+// flush emits the held-back message.
+func (im *importer) flush() error {
+	if im.last == nil {
+		return nil
+	}
+	m := *im.last
+	im.last = nil
+	m.Measure()
+	return im.emit(m)
+}
+
+// convert turns one record into messages, in the format now known.
+func (im *importer) convert(r record) error {
+	var probe struct {
+		Role        string          `json:"role"`
+		Type        string          `json:"type"`
+		Message     json.RawMessage `json:"message"`
+		IsSidechain bool            `json:"isSidechain"`
+	}
+	if err := json.Unmarshal(r.raw, &probe); err != nil {
+		return &Error{r.where, "not a JSON object: " + err.Error()}
+	}
+	raw := r.raw
+	if probe.Role == "" && len(probe.Message) == 0 && probe.Type != "" && im.format != OpenAI {
+		// A Claude Code bookkeeping record (summary, file-history-snapshot, …): no message in it.
+		im.out.Skipped = append(im.out.Skipped, fmt.Sprintf("%s: %s record", r.where, probe.Type))
+		return nil
+	}
+	if probe.Role == "" && len(probe.Message) > 0 {
+		// A Claude Code log record: keep the main conversation's user and assistant messages.
+		if probe.IsSidechain || (probe.Type != "user" && probe.Type != "assistant") {
+			im.out.Skipped = append(im.out.Skipped, fmt.Sprintf("%s: %s record", r.where, describeRecord(probe.Type, probe.IsSidechain)))
+			return nil
+		}
+		raw = probe.Message
+	} else if probe.Role == "exit" && (im.trajectory || !im.trajectoryKnown) {
+		if !im.trajectoryKnown && im.exitRecord == nil {
+			im.exitRecord = &r // refused at the end unless the document says it is a trajectory
+		}
+		im.out.Skipped = append(im.out.Skipped, r.where+": the trajectory's exit record (the run's final output, not a message)")
+		return nil
+	}
+	var got []transcript.Message
+	var err error
+	if im.format == Anthropic {
+		var id string
+		got, id, err = anthropicMessage(raw)
+		if err == nil && id != "" && id == im.lastAnthropicID && len(got) > 0 && im.last != nil && im.last.Role == transcript.RoleAssistant {
+			if err := im.v.check(&got[0]); err != nil {
+				return &Error{r.where, err.Error()}
+			}
+			mergeAssistant(im.last, got[0])
+			got = got[1:]
+		}
+		im.lastAnthropicID = id
+	} else {
+		got, err = openAIMessage(raw)
+	}
+	if err != nil {
+		return &Error{r.where, err.Error()}
+	}
+	for _, m := range got {
+		if err := im.v.check(&m); err != nil {
+			return &Error{r.where, err.Error()}
+		}
+		if m.Role == transcript.RoleSystem && im.count == 0 {
+			im.out.Instructions = append(im.out.Instructions, m.Text)
+			continue
+		}
+		if err := im.flush(); err != nil {
+			return err
+		}
+		im.last = &m
+		im.count++
+	}
+	return nil
 }
 
 func describeRecord(typ string, sidechain bool) string {
@@ -154,129 +623,39 @@ func describeRecord(typ string, sidechain bool) string {
 	return typ
 }
 
-// split cuts data into records: a {"messages":[…]} document, a bare array, or JSON Lines.
-func split(data []byte) (records []record, system string, trajectory bool, err error) {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return nil, "", false, &Error{"input", "empty file: expected a transcript"}
+// detectRecord tells the format from one record: Anthropic when it uses content blocks or wraps a Claude
+// Code message, OpenAI when it has tool calls or is a tool result; ok is false when it tells neither. A
+// record whose content is a string tells it too (it once failed the probe and was passed over, which made
+// a whole OpenAI transcript wait for its end to be read).
+func detectRecord(raw json.RawMessage) (f Format, ok bool) {
+	var probe struct {
+		Role       string          `json:"role"`
+		ToolCalls  json.RawMessage `json:"tool_calls"`
+		ToolCallID string          `json:"tool_call_id"`
+		Message    json.RawMessage `json:"message"`
+		Content    json.RawMessage `json:"content"`
 	}
-	var whole any
-	wholeErr := json.Unmarshal(trimmed, &whole)
-	if wholeErr == nil {
-		switch trimmed[0] {
-		case '[':
-			return arrayRecords(trimmed, "message ")
-		case '{':
-			var doc struct {
-				Messages         json.RawMessage `json:"messages"`
-				History          json.RawMessage `json:"history"`
-				System           json.RawMessage `json:"system"`
-				TrajectoryFormat string          `json:"trajectory_format"`
-				Role             string          `json:"role"`
-				Message          json.RawMessage `json:"message"`
-			}
-			_ = json.Unmarshal(trimmed, &doc)
-			if len(doc.Messages) == 0 && len(doc.History) > 0 {
-				// A SWE-agent trajectory: its model conversation is "history".
-				doc.Messages = doc.History
-			}
-			if len(doc.Messages) > 0 {
-				records, _, _, err = arrayRecords(doc.Messages, "messages[")
-				if err != nil {
-					return nil, "", false, err
-				}
-				system, err = systemText(doc.System)
-				return records, system, strings.HasPrefix(doc.TrajectoryFormat, "mini-swe-agent"), err
-			}
-			if doc.Role != "" || len(doc.Message) > 0 {
-				return []record{{"line 1", trimmed}}, "", false, nil
-			}
-			return nil, "", false, &Error{"input", `a JSON object without "messages": expected {"messages":[...]}, an array of messages, or JSON Lines`}
-		}
-		return nil, "", false, &Error{"input", "expected a JSON object, an array or JSON Lines"}
+	if json.Unmarshal(raw, &probe) != nil {
+		return "", false
 	}
-	// JSON Lines if the first line stands alone; otherwise one broken document.
-	first, _, _ := bytes.Cut(trimmed, []byte("\n"))
-	if !json.Valid(bytes.TrimSpace(first)) {
-		return nil, "", false, &Error{locate(trimmed, wholeErr), "invalid JSON: " + wholeErr.Error()}
+	if probe.Role == "" && len(probe.Message) > 0 {
+		return Anthropic, true
 	}
-	lines := bytes.Split(data, []byte("\n"))
-	for i, l := range lines {
-		l = bytes.TrimSpace(l)
-		if len(l) == 0 {
-			continue
-		}
-		where := fmt.Sprintf("line %d", i+1)
-		if !json.Valid(l) {
-			var v any
-			return nil, "", false, &Error{where, "invalid JSON: " + json.Unmarshal(l, &v).Error()}
-		}
-		if l[0] != '{' {
-			return nil, "", false, &Error{where, "expected a JSON object (one message a line)"}
-		}
-		records = append(records, record{where, l})
+	if len(probe.ToolCalls) > 0 || probe.ToolCallID != "" || probe.Role == "tool" {
+		return OpenAI, true
 	}
-	return records, "", false, nil
-}
-
-func arrayRecords(raw json.RawMessage, label string) ([]record, string, bool, error) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, "", false, &Error{"messages", "expected an array of messages: " + err.Error()}
-	}
-	records := make([]record, len(items))
-	for i, it := range items {
-		where := fmt.Sprintf("%s%d", label, i)
-		if strings.HasSuffix(label, "[") {
-			where += "]"
-		}
-		records[i] = record{where, it}
-	}
-	return records, "", false, nil
-}
-
-// locate turns a JSON syntax error offset into "line L, column C".
-func locate(data []byte, err error) string {
-	se, ok := err.(*json.SyntaxError)
-	if !ok {
-		return "input"
-	}
-	before := data[:min(int(se.Offset), len(data))]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := len(before) - bytes.LastIndexByte(before, '\n')
-	return fmt.Sprintf("line %d, column %d", line, col)
-}
-
-// detect picks Anthropic when a record uses its content blocks or wraps a Claude Code message, OpenAI otherwise.
-func detect(records []record) Format {
-	for _, r := range records {
-		var probe struct {
-			Role       string            `json:"role"`
-			ToolCalls  json.RawMessage   `json:"tool_calls"`
-			ToolCallID string            `json:"tool_call_id"`
-			Message    json.RawMessage   `json:"message"`
-			Content    []json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(r.raw, &probe) != nil {
-			continue
-		}
-		if probe.Role == "" && len(probe.Message) > 0 {
-			return Anthropic
-		}
-		if len(probe.ToolCalls) > 0 || probe.ToolCallID != "" || probe.Role == "tool" {
-			return OpenAI
-		}
-		for _, c := range probe.Content {
-			var b struct{ Type string }
-			if json.Unmarshal(c, &b) == nil {
-				switch b.Type {
-				case "tool_use", "tool_result", "thinking", "redacted_thinking":
-					return Anthropic
-				}
+	var blocks []json.RawMessage // none when the content is a string
+	_ = json.Unmarshal(probe.Content, &blocks)
+	for _, c := range blocks {
+		var b struct{ Type string }
+		if json.Unmarshal(c, &b) == nil {
+			switch b.Type {
+			case "tool_use", "tool_result", "thinking", "redacted_thinking":
+				return Anthropic, true
 			}
 		}
 	}
-	return OpenAI
+	return "", false
 }
 
 func systemText(raw json.RawMessage) (string, error) {

@@ -1,0 +1,117 @@
+package formats
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+// turnsReader writes, into a pipe, {"messages":[…]} with turns of a user message, an assistant call and its
+// result of resultBytes, with the record of turn bad (if any) given an unknown role.
+func turnsReader(turns, resultBytes, bad int) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		result := strings.Repeat("x", resultBytes)
+		_, err := io.WriteString(pw, `{"system":"sys","messages":[`)
+		for i := 0; i < turns && err == nil; i++ {
+			role := "user"
+			if i == bad {
+				role = "robot"
+			}
+			sep := ","
+			if i == turns-1 {
+				sep = ""
+			}
+			_, err = fmt.Fprintf(pw, `{"role":%q,"content":"turn %d"},`+
+				`{"role":"assistant","content":"ok","tool_calls":[{"id":"c%d","type":"function","function":{"name":"ls","arguments":"{}"}}]},`+
+				`{"role":"tool","tool_call_id":"c%d","content":"%s"}%s`+"\n", role, i, i, i, result, sep)
+		}
+		if err == nil {
+			_, err = io.WriteString(pw, "]}\n")
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
+}
+
+// TestImportStream_BoundedMemory: a 60 MB transcript imports with the live heap growing by a few MB, not by
+// the transcript's size, and the messages come out valid and in order.
+func TestImportStream_BoundedMemory(t *testing.T) {
+	const turns, result = 15000, 4000 // ≈ 60 MB
+	live := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	base, peak := live(), uint64(0)
+	n, open := 0, map[string]bool{}
+	var last []transcript.Message // the last few, for the structure check
+	im, err := ImportStream(turnsReader(turns, result, -1), Auto, func(m transcript.Message) error {
+		if n%3000 == 0 {
+			peak = max(peak, live())
+		}
+		n++
+		if last = append(last, m); len(last) > 30 {
+			last = last[1:]
+		}
+		for _, c := range m.ToolCalls {
+			open[c.ID] = true
+		}
+		if m.Role == transcript.RoleTool && !open[m.ToolCallID] {
+			t.Fatalf("message %d answers %q, which is not open", n-1, m.ToolCallID)
+		}
+		delete(open, m.ToolCallID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3*turns || im.Format != OpenAI || len(im.Instructions) != 1 || len(open) != 0 {
+		t.Fatalf("%d messages, format %s, %d instructions, %d open calls", n, im.Format, len(im.Instructions), len(open))
+	}
+	if err := transcripttest.CheckStructure(last[len(last)%3:]); err != nil {
+		t.Fatal(err)
+	}
+	growth := int64(peak) - int64(base)
+	t.Logf("live heap growth %.1f MB for a %d MB stream", float64(growth)/(1<<20), turns*result>>20)
+	if growth > 16<<20 {
+		t.Fatalf("the live heap grew by %d MB importing a %d MB stream", growth>>20, turns*result>>20)
+	}
+}
+
+// TestImportStream_BadRecordHalfway: a refused record in the middle of a stream stops the import with its
+// location, after the messages before it were passed on (the caller drops them).
+func TestImportStream_BadRecordHalfway(t *testing.T) {
+	n := 0
+	_, err := ImportStream(turnsReader(2000, 100, 1000), Auto, func(transcript.Message) error { n++; return nil })
+	var fe *Error
+	if !errors.As(err, &fe) || fe.Where != "messages[3000]" || !strings.Contains(fe.What, `unknown role "robot"`) {
+		t.Fatalf("error %v; want messages[3000]: unknown role", err)
+	}
+	if n < 2900 || n > 3000 {
+		t.Fatalf("%d messages passed on before the error; want those before it", n)
+	}
+}
+
+// TestImportStream_SyntaxErrorLocated: a JSON syntax error far into a stream is located by line and column
+// as a decode of the whole input locates it.
+func TestImportStream_SyntaxErrorLocated(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{\"messages\": [\n")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "  {\"role\": \"user\", \"content\": \"message %d\"},\n", i)
+	}
+	b.WriteString("  {\"role\": \"user\" \"content\": \"x\"}\n]}\n")
+	_, err := ImportStream(io.MultiReader(strings.NewReader(b.String())), Auto, func(transcript.Message) error { return nil })
+	want := `line 5002, column 20: invalid JSON: invalid character '"' after object key:value pair`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v; want %s", err, want)
+	}
+}

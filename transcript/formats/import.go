@@ -270,12 +270,12 @@ func (im *importer) document(r io.Reader) error {
 	case json.Delim('['):
 		im.trajectoryKnown = true
 		im.pos.mark(dec.InputOffset(), "[")
-		err = im.array(dec, "[", "0", func(i int) string { return fmt.Sprintf("message %d", i) })
+		err = im.array(dec, "[", `""`, func(i int) string { return fmt.Sprintf("message %d", i) })
 	case json.Delim('{'):
 		im.pos.mark(dec.InputOffset(), "{")
 		err = im.object(dec)
 	default:
-		im.pos.mark(dec.InputOffset(), "0")
+		im.pos.mark(dec.InputOffset(), `""`)
 		shape = &Error{"input", "expected a JSON object, an array or JSON Lines"}
 	}
 	if err != nil {
@@ -302,7 +302,7 @@ func (im *importer) array(dec *json.Decoder, inside, after string, where func(i 
 		if err := dec.Decode(&raw); err != nil {
 			return im.syntaxError(err)
 		}
-		im.pos.mark(dec.InputOffset(), inside+"0")
+		im.pos.mark(dec.InputOffset(), inside+`""`)
 		if err := im.record(record{where(i), raw}); err != nil {
 			return err
 		}
@@ -349,7 +349,7 @@ func (im *importer) object(dec *json.Decoder) error {
 		if err := dec.Decode(&raw); err != nil {
 			return im.syntaxError(err)
 		}
-		im.pos.mark(dec.InputOffset(), `{"":0`)
+		im.pos.mark(dec.InputOffset(), `{"":""`)
 		switch {
 		case strings.EqualFold(key, "system"):
 			im.system, err = systemText(raw)
@@ -373,7 +373,7 @@ func (im *importer) object(dec *json.Decoder) error {
 	if _, err := dec.Token(); err != nil {
 		return im.syntaxError(err)
 	}
-	im.pos.mark(dec.InputOffset(), "0")
+	im.pos.mark(dec.InputOffset(), `""`)
 	im.trajectoryKnown = true
 	if list != "" {
 		return nil
@@ -405,10 +405,10 @@ func (im *importer) messages(dec *json.Decoder) error {
 	}
 	if tok == json.Delim('[') {
 		im.pos.mark(dec.InputOffset(), `{"":[`)
-		return im.array(dec, `{"":[`, `{"":0`, func(i int) string { return fmt.Sprintf("messages[%d]", i) })
+		return im.array(dec, `{"":[`, `{"":""`, func(i int) string { return fmt.Sprintf("messages[%d]", i) })
 	}
 	if tok == nil {
-		im.pos.mark(dec.InputOffset(), `{"":0`)
+		im.pos.mark(dec.InputOffset(), `{"":""`)
 		return nil
 	}
 	// The error encoding/json gives for a value of this kind.
@@ -439,7 +439,7 @@ func (im *importer) syntaxError(err error) error {
 type tracker struct {
 	r io.Reader
 	// buf holds the bytes read from offset base on; the mark is at buf[head], where a scanner fed ctx is
-	// in the state of the parse.
+	// in the state of the parse (a value there is a string, which nothing can extend, unlike a number).
 	buf    []byte
 	base   int64
 	head   int
@@ -549,15 +549,32 @@ func (im *importer) flush() error {
 	return im.emit(m)
 }
 
+// recordProbe is what tells a record's kind: a message, a Claude Code record wrapping one, or bookkeeping.
+type recordProbe struct {
+	Role        string          `json:"role"`
+	Type        string          `json:"type"`
+	Message     json.RawMessage `json:"message"`
+	IsSidechain bool            `json:"isSidechain"`
+}
+
+// openAIRecord is a record's probe and OpenAI message read in one decode (the common case, and half the
+// work of two); when it fails, each is read on its own for its error.
+type openAIRecord struct {
+	openAIMsg
+	Type        string          `json:"type"`
+	Message     json.RawMessage `json:"message"`
+	IsSidechain bool            `json:"isSidechain"`
+}
+
 // convert turns one record into messages, in the format now known.
 func (im *importer) convert(r record) error {
-	var probe struct {
-		Role        string          `json:"role"`
-		Type        string          `json:"type"`
-		Message     json.RawMessage `json:"message"`
-		IsSidechain bool            `json:"isSidechain"`
-	}
-	if err := json.Unmarshal(r.raw, &probe); err != nil {
+	var probe recordProbe
+	var decoded *openAIMsg // the record's OpenAI message, when read with its probe
+	var both openAIRecord
+	if im.format == OpenAI && json.Unmarshal(r.raw, &both) == nil {
+		probe = recordProbe{both.Role, both.Type, both.Message, both.IsSidechain}
+		decoded = &both.openAIMsg
+	} else if err := json.Unmarshal(r.raw, &probe); err != nil {
 		return &Error{r.where, "not a JSON object: " + err.Error()}
 	}
 	raw := r.raw
@@ -572,7 +589,7 @@ func (im *importer) convert(r record) error {
 			im.out.Skipped = append(im.out.Skipped, fmt.Sprintf("%s: %s record", r.where, describeRecord(probe.Type, probe.IsSidechain)))
 			return nil
 		}
-		raw = probe.Message
+		raw, decoded = probe.Message, nil
 	} else if probe.Role == "exit" && (im.trajectory || !im.trajectoryKnown) {
 		if !im.trajectoryKnown && im.exitRecord == nil {
 			im.exitRecord = &r // refused at the end unless the document says it is a trajectory
@@ -593,6 +610,8 @@ func (im *importer) convert(r record) error {
 			got = got[1:]
 		}
 		im.lastAnthropicID = id
+	} else if decoded != nil {
+		got, err = decoded.messages()
 	} else {
 		got, err = openAIMessage(raw)
 	}

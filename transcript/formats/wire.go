@@ -50,6 +50,11 @@ func openAIMessage(raw json.RawMessage) ([]transcript.Message, error) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, fmt.Errorf("not an OpenAI chat message: %v", err)
 	}
+	return in.messages()
+}
+
+// messages converts a decoded OpenAI message.
+func (in *openAIMsg) messages() ([]transcript.Message, error) {
 	m := transcript.Message{Role: transcript.Role(in.Role), ToolCallID: in.ToolCallID, Reasoning: in.ReasoningContent}
 	if !m.Role.Valid() {
 		return nil, fmt.Errorf("unknown role %q (allowed: system, user, assistant, tool)", in.Role)

@@ -938,7 +938,8 @@ func eachViewEntry(txn *badger.Txn, id string, head Head, from, n int, fn func(p
 
 // readMessages reads the messages with the given sequences, in that order. It walks the history in sequence
 // order with one iterator, seeking only over gaps, so a view whose messages are mostly consecutive (the kept
-// tail of a compacted session, a fresh one) reads as one sequential scan.
+// tail of a compacted session, a fresh one) reads as one sequential scan; the values it reads are decoded on
+// other goroutines meanwhile (see decoder).
 func readMessages(txn *badger.Txn, id string, seqs []uint64) ([]transcript.Message, error) {
 	out := make([]transcript.Message, len(seqs))
 	order := make([]int, len(seqs))
@@ -946,8 +947,12 @@ func readMessages(txn *badger.Txn, id string, seqs []uint64) ([]transcript.Messa
 		order[i] = i
 	}
 	sort.Slice(order, func(a, b int) bool { return seqs[order[a]] < seqs[order[b]] })
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: historyPrefix(id), PrefetchValues: true, PrefetchSize: 64})
+	// Messages are stored inline in the LSM tree (they are far below Badger's value threshold), so prefetching
+	// would only start a goroutine and copy the value for each of them.
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: historyPrefix(id)})
 	defer it.Close()
+	d := newDecoder(id, out)
+	defer d.close()
 	for k, idx := range order {
 		key := historyKey(id, seqs[idx])
 		if k == 0 || !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
@@ -956,11 +961,13 @@ func readMessages(txn *badger.Txn, id string, seqs []uint64) ([]transcript.Messa
 		if !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
 			return nil, fmt.Errorf("reading message %d of session %s: %w", seqs[idx], id, badger.ErrKeyNotFound)
 		}
-		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &out[idx]) }); err != nil {
-			return nil, fmt.Errorf("decoding message %d of session %s: %w", seqs[idx], id, err)
+		if err := it.Item().Value(func(v []byte) error { d.add(idx, seqs[idx], v); return nil }); err != nil {
+			return nil, fmt.Errorf("reading message %d of session %s: %w", seqs[idx], id, err)
 		}
-		out[idx].Measure()
 		it.Next()
+	}
+	if err := d.close(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

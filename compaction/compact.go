@@ -222,7 +222,7 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 	var cp Checkpoint
 	for _, c := range chunks {
 		stats.chunks++
-		req := buildRequest(c, prev, opts.Focus, opts.MaxOutputTokens, nil)
+		req := buildRequest(s, c, prev, opts.Focus, opts.MaxOutputTokens, nil)
 		req.System, req.Schema, req.ExtraFields = ext.system(req.System), ext.schema(), ext.fieldNames()
 		reply, err := s.Summarize(ctx, req)
 		if err != nil {
@@ -240,7 +240,7 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 			return Checkpoint{}, stats, err
 		}
 		if cp.Text == "" && len(cp.Missing) > 0 {
-			follow := buildRequest(c, prev, opts.Focus, opts.MaxOutputTokens, cp.Missing)
+			follow := buildRequest(s, c, prev, opts.Focus, opts.MaxOutputTokens, cp.Missing)
 			if r2, err := s.Summarize(ctx, follow); err == nil {
 				if cp2, err := parseReply(r2.Text, r2.Truncated); err == nil && cp2.Text == "" {
 					stats.recovered = append(stats.recovered, cp.merge(cp2, cp.Missing)...)

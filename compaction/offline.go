@@ -29,6 +29,9 @@ var pathKeys = []string{"path", "file", "file_path", "filename", "filePath", "ta
 
 const offlineItemCap = 400
 
+// readsSpan says that the offline summarizer needs no rendered prompt (see spanReader).
+func (Offline) readsSpan() {}
+
 // Summarize implements Summarizer.
 func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, error) {
 	var cp Checkpoint
@@ -59,13 +62,15 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 			delete(open, m.ToolCallID)
 		}
 	}
-	lastUser := ""
+	lastUser, lastState := "", ""
+	instructions, discoveries := newUniqueList(cp.Instructions), newUniqueList(cp.Discoveries)
+	var calls []callAt // every call, in order: only the last ones become accomplished entries
 	for i := range req.Span {
 		m := &req.Span[i]
 		switch {
 		case m.Summary:
-			if cp.CurrentState == "" {
-				cp.Discoveries = appendUnique(cp.Discoveries, clipRunes(m.Text, 4*offlineItemCap))
+			if cp.CurrentState == "" && lastState == "" {
+				discoveries.add(clipRunes(m.Text, 4*offlineItemCap))
 			}
 		case m.Role == transcript.RoleUser:
 			lastUser = m.Text
@@ -74,12 +79,12 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 			}
 			for _, s := range sentences(m.Text) {
 				if constraintWords.MatchString(s) {
-					cp.Instructions = appendUnique(cp.Instructions, clipRunes(s, offlineItemCap))
+					instructions.add(clipRunes(s, offlineItemCap))
 				}
 			}
 		case m.Role == transcript.RoleAssistant:
 			if t := strings.TrimSpace(m.Text); t != "" {
-				cp.CurrentState = clipRunes(t, 2*offlineItemCap)
+				lastState = t
 			}
 			for j, c := range m.ToolCalls {
 				for _, p := range callPaths(c.Arguments) {
@@ -88,14 +93,28 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 					}
 					files[p]++
 				}
-				outcome := firstLine(results[callAt{i, j}])
-				cp.Accomplished = append(cp.Accomplished, clipRunes(c.Name+" "+clipRunes(c.Arguments, 160)+" → "+outcome, offlineItemCap))
+				calls = append(calls, callAt{i, j})
 			}
 		}
 	}
-	if len(cp.Accomplished) > 40 {
-		cp.Accomplished = append([]string{"(earlier tool work omitted)"}, cp.Accomplished[len(cp.Accomplished)-39:]...)
+	if lastState != "" {
+		cp.CurrentState = clipRunes(lastState, 2*offlineItemCap)
 	}
+	cp.Instructions, cp.Discoveries = instructions.items, discoveries.items
+	// The previous entries, then one per call; past 40, a note and the last 39.
+	acc, skip := []string{}, 0
+	if total := len(cp.Accomplished) + len(calls); total > 40 {
+		acc, skip = append(acc, "(earlier tool work omitted)"), total-39
+	}
+	if skip < len(cp.Accomplished) {
+		acc = append(acc, cp.Accomplished[skip:]...)
+	}
+	for _, at := range calls[max(skip-len(cp.Accomplished), 0):] {
+		c := req.Span[at.msg].ToolCalls[at.call]
+		outcome := firstLine(results[at])
+		acc = append(acc, clipRunes(c.Name+" "+clipRunes(c.Arguments, 160)+" → "+outcome, offlineItemCap))
+	}
+	cp.Accomplished = acc
 	if len(cp.Instructions) > 40 {
 		cp.Instructions = cp.Instructions[len(cp.Instructions)-40:]
 	}
@@ -138,11 +157,12 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 }
 
 func callPaths(args string) []string {
-	var obj map[string]any
+	var obj map[string]json.RawMessage // only the path values are decoded
 	var out []string
 	if json.Unmarshal([]byte(args), &obj) == nil {
 		for _, k := range pathKeys {
-			if s, ok := obj[k].(string); ok && s != "" {
+			var s string
+			if v := obj[k]; len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s != "" {
 				out = append(out, s)
 			}
 		}
@@ -158,11 +178,26 @@ func callPaths(args string) []string {
 	return out
 }
 
-func appendUnique(list []string, s string) []string {
-	if s == "" || contains(list, s) {
-		return list
+// uniqueList is a list of strings that takes each non-empty string once, in order of first appearance.
+type uniqueList struct {
+	items []string
+	seen  map[string]bool
+}
+
+// newUniqueList starts a uniqueList with a copy of items.
+func newUniqueList(items []string) *uniqueList {
+	u := &uniqueList{items: append([]string(nil), items...), seen: make(map[string]bool, len(items))}
+	for _, s := range items {
+		u.seen[s] = true
 	}
-	return append(list, s)
+	return u
+}
+
+func (u *uniqueList) add(s string) {
+	if s != "" && !u.seen[s] {
+		u.seen[s] = true
+		u.items = append(u.items, s)
+	}
 }
 
 func sentences(text string) []string {

@@ -67,8 +67,27 @@ const (
 	textCap       = 16000
 )
 
-// buildRequest renders the summarizer's prompt for span, updating previous when set.
-func buildRequest(span []transcript.Message, previous *Checkpoint, focus string, maxOutput int, fields []string) SummaryRequest {
+// spanReader is implemented by a summarizer that reads a request's Span and Previous, never its rendered
+// Prompt (the offline summarizer): the prompt, as long as the span, is not rendered for it.
+type spanReader interface{ readsSpan() }
+
+// buildRequest prepares the summarizer call for span, updating previous when set; it renders the prompt
+// unless s is a spanReader.
+func buildRequest(s Summarizer, span []transcript.Message, previous *Checkpoint, focus string, maxOutput int, fields []string) SummaryRequest {
+	system := summarizerSystem
+	if len(fields) > 0 {
+		system += "\n\n" + fmt.Sprintf(followUpSystem, strings.Join(fields, ", "))
+	}
+	req := SummaryRequest{System: system, Schema: CheckpointSchema(fields), MaxOutputTokens: maxOutput,
+		Span: span, Previous: previous, Focus: focus, Fields: fields}
+	if _, ok := s.(spanReader); !ok {
+		req.Prompt = renderPrompt(span, previous, focus)
+	}
+	return req
+}
+
+// renderPrompt is the prompt of a model-backed summarizer: the previous checkpoint, the history, the focus.
+func renderPrompt(span []transcript.Message, previous *Checkpoint, focus string) string {
 	var b strings.Builder
 	if previous != nil {
 		b.WriteString("Previous checkpoint (update it):\n")
@@ -84,12 +103,7 @@ func buildRequest(span []transcript.Message, previous *Checkpoint, focus string,
 	if focus != "" {
 		fmt.Fprintf(&b, "\nThe user asked this checkpoint to focus on: %s\n", focus)
 	}
-	system := summarizerSystem
-	if len(fields) > 0 {
-		system += "\n\n" + fmt.Sprintf(followUpSystem, strings.Join(fields, ", "))
-	}
-	return SummaryRequest{System: system, Prompt: b.String(), Schema: CheckpointSchema(fields), MaxOutputTokens: maxOutput,
-		Span: span, Previous: previous, Focus: focus, Fields: fields}
+	return b.String()
 }
 
 func renderMessage(b *strings.Builder, m *transcript.Message) {

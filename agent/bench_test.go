@@ -8,6 +8,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -155,5 +156,33 @@ func BenchmarkStatusFirstRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkCompact100k is a manual compaction of a never-compacted 100k-message session, end to end as the
+// CLI's `compact` runs it with the offline summarizer: reading the transcript, the compaction, and Apply
+// (durable writes). Each iteration compacts a fresh copy, stored while the timer is stopped.
+func BenchmarkCompact100k(b *testing.B) {
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(b.TempDir(), "store")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	cfg := transcripttest.Default(100_000)
+	cfg.ResultChars, cfg.HugeEvery = 1200, 50 // the shape of `alisio-lsp sessions generate --messages 100000`
+	msgs := transcripttest.Generate(cfg)
+	m := &agent.ContextManager{Store: st, Config: config.Default(), Summarizer: compaction.Offline{}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		sess, err := st.CreateSession(storage.Session{}, msgs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if res, err := m.Compact(ctx, sess.ID, "", nil); err != nil || res.Rewrite.Drop < 99_000 {
+			b.Fatal(err, res.Rewrite.Drop)
+		}
 	}
 }

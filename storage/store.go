@@ -669,42 +669,10 @@ func (s *Store) Transcript(id string) (View, error) {
 }
 
 // History reads every stored message of session id in storage order, with Compacted set on those no longer in
-// the effective transcript.
+// the effective transcript: the page of the whole history.
 func (s *Store) History(id string) ([]transcript.Message, error) {
-	release, err := s.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if err := validID(id); err != nil {
-		return nil, err
-	}
-	var out []transcript.Message
-	err = s.db.View(func(txn *badger.Txn) error {
-		sess, _, err := getSession(txn, id)
-		if err != nil {
-			return err
-		}
-		seqs, err := viewSeqs(txn, id, sess.Head)
-		if err != nil {
-			return err
-		}
-		live := make(map[uint64]bool, len(seqs))
-		for _, seq := range seqs {
-			live[seq] = true
-		}
-		return eachStored(txn, id, sess.Head, func(seq uint64, v []byte) error {
-			var m transcript.Message
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("decoding message %d of session %s: %w", seq, id, err)
-			}
-			m.Compacted = !live[seq]
-			m.Measure()
-			out = append(out, m)
-			return nil
-		})
-	})
-	return out, err
+	p, err := s.ReadPage(id, true, 0, 0)
+	return p.Messages, err
 }
 
 // eachStored calls fn with the sequence and the stored JSON of every message of the session's history, in

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,6 +182,52 @@ func (m *ContextManager) Status(id string) (Status, error) {
 		return Status{}, err
 	}
 	return m.statusOf(sess, summarize(sess)), nil
+}
+
+// ContextPart is one kind of content of a transcript and its size in chars, for the editors' breakdown of
+// what fills the context.
+type ContextPart struct {
+	Name  string `json:"name"`
+	Chars int    `json:"chars"`
+}
+
+// ContextParts splits the chars of msgs by kind: the checkpoint, user text, assistant text and calls,
+// reasoning, then the tool output of each tool, largest first. They add up to transcript.TotalChars(msgs).
+func ContextParts(msgs []transcript.Message) []ContextPart {
+	var checkpoint, user, assistant, reasoning int
+	tools := map[string]int{}
+	for i := range msgs {
+		m := &msgs[i]
+		r := utf8.RuneCountInString(m.Reasoning)
+		reasoning += r
+		rest := m.Chars() - r
+		switch {
+		case m.Summary:
+			checkpoint += rest
+		case m.Role == transcript.RoleUser:
+			user += rest
+		case m.Role == transcript.RoleTool:
+			name := m.ToolName
+			if name == "" {
+				name = "unknown"
+			}
+			tools["tool output: "+name] += rest
+		default:
+			assistant += rest
+		}
+	}
+	parts := []ContextPart{{"checkpoint", checkpoint}, {"user text", user}, {"assistant text and calls", assistant}, {"reasoning", reasoning}}
+	byTool := make([]ContextPart, 0, len(tools))
+	for name, n := range tools {
+		byTool = append(byTool, ContextPart{name, n})
+	}
+	sort.Slice(byTool, func(i, j int) bool {
+		if byTool[i].Chars != byTool[j].Chars {
+			return byTool[i].Chars > byTool[j].Chars
+		}
+		return byTool[i].Name < byTool[j].Name
+	})
+	return append(parts, byTool...)
 }
 
 // CurrentCheckpoint returns the checkpoint of session id's transcript (nil when it has none) and the session's

@@ -25,6 +25,7 @@ var methods = map[string]handlerFunc{
 	"alisio/session":    (*Server).session,
 	"alisio/newSession": (*Server).newSession,
 	"alisio/checkpoint": (*Server).checkpoint,
+	"alisio/context":    (*Server).contextParts,
 	"alisio/tools":      (*Server).tools,
 	"alisio/status":     (*Server).statusRequest,
 	"alisio/memories":   (*Server).memories,
@@ -264,6 +265,23 @@ func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error)
 	}
 	s.status.touch(sess.ID)
 	return map[string]any{"session": sess.ID}, nil
+}
+
+// contextParts returns what fills the session's transcript, by kind (the editors' Show Context): computed here,
+// so that the editor does not receive the transcript itself.
+func (s *Server) contextParts(_ context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Session string `json:"session"`
+	}
+	st, _, err := s.begin(raw, &p, &p.Session)
+	if err != nil {
+		return nil, err
+	}
+	v, err := st.Transcript(p.Session)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"session": p.Session, "parts": agent.ContextParts(v.Messages)}, nil
 }
 
 // checkpoint returns the current checkpoint's structured fields, whether it is partial, what it replaced, and

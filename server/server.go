@@ -243,7 +243,7 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 
 // bulkReads are the requests that decode and encode whole transcripts: CPU work that gains nothing from
 // running more of them at once than there are cores, and that would then delay everything else.
-var bulkReads = map[string]bool{"alisio/session": true, "alisio/checkpoint": true, "alisio/sessions": true}
+var bulkReads = map[string]bool{"alisio/session": true, "alisio/checkpoint": true, "alisio/sessions": true, "alisio/context": true}
 
 // inLane runs call, bulk reads through the read lane: at most GOMAXPROCS-1 of them at once (at least one), so
 // that a flood of them leaves a core for the meter (alisio/status), cancellation and the rest. A request

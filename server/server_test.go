@@ -19,6 +19,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/config"
@@ -727,5 +728,20 @@ func TestSessionPages(t *testing.T) {
 	}
 	if err := e.client.Call(ctx(t), "alisio/checkpoint", map[string]any{"session": sess.ID}, &ck); err != nil || ck.Text != "checkpoint" || ck.ReplacedMessages != 300 {
 		t.Fatalf("checkpoint: %v, %+v", err, ck)
+	} // Show Context's breakdown is computed by the daemon and adds up to the transcript's size.
+	var parts struct{ Parts []agent.ContextPart }
+	if err := e.client.Call(ctx(t), "alisio/context", map[string]any{"session": sess.ID}, &parts); err != nil || len(parts.Parts) < 4 {
+		t.Fatalf("context: %v, %+v", err, parts)
+	}
+	after, err := e.store.Session(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, p := range parts.Parts {
+		sum += p.Chars
+	}
+	if sum != after.Head.Totals.Chars || parts.Parts[0].Chars != len("checkpoint") {
+		t.Fatalf("context parts %+v add up to %d; the transcript has %d chars", parts.Parts, sum, after.Head.Totals.Chars)
 	}
 }

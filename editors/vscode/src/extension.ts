@@ -454,9 +454,9 @@ export async function activate(context: vscode.ExtensionContext) {
     if (!st) {
       return;
     }
-    const sess = await request<{ messages: meter.Message[] }>('alisio/session', { session: st.session, offset: 0, limit: 0 });
+    const ctx = await request<{ parts: meter.ContextPart[] }>('alisio/context', { session: st.session });
     const tools = await request<{ sources: { source: string; chars: number; count: number }[] }>('alisio/tools', {});
-    await showDoc('context.md', meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []));
+    await showDoc('context.md', meter.contextBreakdown(st, ctx?.parts || [], tools?.sources || []));
   });
   register('alisio.showTools', async () => {
     const d = await request<meter.ToolsDescription>('alisio/tools', {});

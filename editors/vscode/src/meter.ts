@@ -172,41 +172,17 @@ export function eventMessage(ev: AlisioEvent): { level: 'info' | 'warning' | 'er
   return undefined;
 }
 
-/** A message of alisio/session. */
-export interface Message {
-  role: string;
-  text?: string;
-  reasoning?: string;
-  toolCalls?: { name: string; arguments: string }[];
-  toolName?: string;
-  summary?: boolean;
+/** One kind of content of a transcript and its size (alisio/context). */
+export interface ContextPart {
+  name: string;
+  chars: number;
 }
 
 /** The context breakdown (Alisio: Show Context) as markdown with a bar chart. */
-export function contextBreakdown(st: Status, messages: Message[], sources: { source: string; chars: number; count: number }[]): string {
+export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sources: { source: string; chars: number; count: number }[]): string {
   const parts: [string, number][] = [['instructions', st.instructionsChars]];
-  let checkpoint = 0, user = 0, assistant = 0, reasoning = 0;
-  const tools = new Map<string, number>();
-  for (const m of messages) {
-    const text = [...(m.text || '')].length;
-    reasoning += [...(m.reasoning || '')].length;
-    if (m.summary) {
-      checkpoint += text;
-    } else if (m.role === 'user') {
-      user += text;
-    } else if (m.role === 'assistant') {
-      assistant += text;
-      for (const c of m.toolCalls || []) {
-        assistant += [...c.name].length + [...c.arguments].length;
-      }
-    } else if (m.role === 'tool') {
-      const k = `tool output: ${m.toolName || 'unknown'}`;
-      tools.set(k, (tools.get(k) || 0) + text);
-    }
-  }
-  parts.push(['checkpoint', checkpoint], ['user text', user], ['assistant text and calls', assistant], ['reasoning', reasoning]);
-  for (const [k, v] of [...tools.entries()].sort((a, b) => b[1] - a[1])) {
-    parts.push([k, v]);
+  for (const p of transcriptParts) {
+    parts.push([p.name, p.chars]);
   }
   for (const s of sources) {
     parts.push([`tool catalog: ${s.source} (${s.count} tools)`, s.chars]);

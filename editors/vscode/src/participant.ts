@@ -31,9 +31,9 @@ export function handler(agent: Agent): vscode.ChatRequestHandler {
         if (!st) {
           return;
         }
-        const sess = await agent.request<{ messages: meter.Message[] }>('alisio/session', { session: st.session, offset: 0, limit: 0 }, token);
+        const ctx = await agent.request<{ parts: meter.ContextPart[] }>('alisio/context', { session: st.session }, token);
         const tools = await agent.request<meter.ToolsDescription>('alisio/tools', {}, token);
-        stream.markdown(meter.contextBreakdown(st, sess?.messages || [], tools?.sources || []));
+        stream.markdown(meter.contextBreakdown(st, ctx?.parts || [], tools?.sources || []));
         stream.button({ command: 'alisio.compact', title: 'Compact' });
         return;
       }

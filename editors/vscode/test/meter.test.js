@@ -66,18 +66,15 @@ test('event messages: before/after with plugin reports, partial asks to raise th
   assert.strictEqual(meter.eventMessage({ type: 'delta', text: 'x' }), undefined);
 });
 
-test('the context breakdown counts each part, tool outputs per tool and the catalog per source', () => {
+test('the context breakdown shows the daemon\'s parts (alisio/context) and the catalog per source', () => {
   const md = meter.contextBreakdown(base, [
-    { role: 'user', summary: true, text: 'c'.repeat(1000) },
-    { role: 'user', text: 'fix it' },
-    { role: 'assistant', text: 'ok', reasoning: 'r'.repeat(50), toolCalls: [{ name: 'read_file', arguments: '{"path":"a.go"}' }] },
-    { role: 'tool', toolName: 'read_file', text: 'x'.repeat(3000) },
-    { role: 'tool', toolName: 'run_command', text: 'y'.repeat(500) },
+    { name: 'checkpoint', chars: 1000 }, { name: 'user text', chars: 6 }, { name: 'assistant text and calls', chars: 26 },
+    { name: 'reasoning', chars: 50 }, { name: 'tool output: read_file', chars: 3000 }, { name: 'tool output: run_command', chars: 500 },
   ], [{ source: 'built-in', chars: 1891, count: 6 }, { source: 'docs', chars: 120000, count: 1 }]);
-  for (const want of ['checkpoint', 'user text', 'reasoning', 'tool output: read_file', 'tool output: run_command', 'tool catalog: docs (1 tools)', '120k']) {
+  for (const want of ['instructions', 'checkpoint', 'user text', 'reasoning', 'tool output: read_file', 'tool output: run_command', 'tool catalog: docs (1 tools)', '120k']) {
     assert.ok(md.includes(want), `breakdown lacks ${want}:\n${md}`);
   }
-  assert.ok(md.indexOf('tool output: read_file') < md.indexOf('tool output: run_command'), 'tool outputs sorted by size');
+  assert.ok(md.indexOf('tool output: read_file') < md.indexOf('tool output: run_command'), 'the daemon\'s order is kept');
 });
 
 test('Show Tools: each source with its count, size and problem; MCP servers and plugins toggle', () => {

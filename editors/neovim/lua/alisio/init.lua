@@ -552,7 +552,19 @@ function M.context()
     if st.uncertainCalls and #st.uncertainCalls > 0 then
       table.insert(lines, 'Uncertain tool calls: ' .. table.concat(st.uncertainCalls, ', ') .. ' (:AlisioRecover)')
     end
-    scratch('alisio://context', lines)
+    -- The transcript by kind, under its line (the daemon counts it: the transcript itself never comes here).
+    request('alisio/context', { session = st.session }, function(cerr, ctx)
+      if not cerr and ctx then
+        local at = 5
+        for _, p in ipairs(ctx.parts or {}) do
+          if p.chars > 0 then
+            table.insert(lines, at, string.format('%s    %s  %s chars', bar(p.chars, total), p.name, human(p.chars)))
+            at = at + 1
+          end
+        end
+      end
+      scratch('alisio://context', lines)
+    end)
   end)
 end
 

@@ -62,13 +62,7 @@ func TestStore_CreateAppendReadBack(t *testing.T) {
 		t.Fatalf("append did not assign ID and time: %+v", added[0])
 	}
 	want := append(append([]transcript.Message{}, msgs...), added...)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := reopen(t, s, dir)
 	defer s2.Close()
 	v, err := s2.Transcript(sess.ID)
 	if err != nil {
@@ -437,13 +431,7 @@ func TestMemories(t *testing.T) {
 	if other, _ := s.Memories("/b"); len(other) != 0 {
 		t.Fatalf("another workspace sees %+v", other)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := reopen(t, s, dir)
 	defer s2.Close()
 	ms, err := s2.Memories("/a")
 	if err != nil || len(ms) != 3 || ms[0].Text != "Use tabs." || ms[0].Session != "s1" {
@@ -504,4 +492,17 @@ func TestOpenDataDir_RefusesAnotherUsersDirectory(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("the directory was used: %v", entries)
 	}
+}
+
+// reopen closes s and opens the store in dir again, as a restart of the process does.
+func reopen(t *testing.T, s *Store, dir string) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(DefaultOptions(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s2
 }

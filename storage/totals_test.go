@@ -96,13 +96,7 @@ func TestStore_TotalsFollowEveryWrite(t *testing.T) {
 	if _, err := s.Apply(sess.ID, rw2); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := reopen(t, s, dir)
 	defer s2.Close()
 	verify(t, s2, sess.ID)
 	if got, _ := s2.Session(sess.ID); got.Head.Totals.LastPartial {
@@ -208,13 +202,7 @@ func TestStore_ReadsFormat1(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(DefaultOptions(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = reopen(t, s, dir)
 	defer func() { _ = s.Close() }()
 
 	list, err := s.Sessions("")

@@ -92,7 +92,7 @@ type Server struct {
 
 	status *statusSender
 	exit   chan int
-	// readLane bounds the bulk reads running at once (inLane).
+	// readLane bounds the bulk reads running or replying at once (enterLane).
 	readLane chan struct{}
 	// background counts the request and notification goroutines still running (drained before the store
 	// closes).
@@ -228,7 +228,12 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 			cancel()
 		}()
 		started := time.Now()
-		result, err := s.inLane(rctx, call)
+		var result any
+		leave, err := s.enterLane(rctx, call.Method())
+		if err == nil {
+			defer leave()
+			result, err = s.safeCall(rctx, call)
+		}
 		s.log.Debug("request", zap.String("method", call.Method()), zap.Duration("took", time.Since(started)), zap.Error(err))
 		if err != nil && rctx.Err() != nil && s.connCtx.Err() == nil {
 			err = &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled: " + err.Error()}
@@ -245,19 +250,22 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 // running more of them at once than there are cores, and that would then delay everything else.
 var bulkReads = map[string]bool{"alisio/session": true, "alisio/checkpoint": true, "alisio/sessions": true, "alisio/context": true}
 
-// inLane runs call, bulk reads through the read lane: at most GOMAXPROCS-1 of them at once (at least one), so
-// that a flood of them leaves a core for the meter (alisio/status), cancellation and the rest. A request
-// cancelled while it waits for the lane is answered as cancelled.
-func (s *Server) inLane(ctx context.Context, call *jsonrpc2.Call) (any, error) {
-	if bulkReads[call.Method()] {
-		select {
-		case s.readLane <- struct{}{}:
-			defer func() { <-s.readLane }()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+// enterLane lets a request of method start, a bulk read through the read lane: at most GOMAXPROCS-1 of
+// them at once (at least one), so that a flood of them leaves a core for the meter (alisio/status),
+// cancellation and the rest. leave is called once the request's reply is written: the connection writes one
+// reply at a time, and a bulk reply is large, so one that waited there outside the lane would hold every
+// status reply behind the bulk replies queued before it. A request cancelled while it waits for the lane is
+// answered as cancelled.
+func (s *Server) enterLane(ctx context.Context, method string) (leave func(), err error) {
+	if !bulkReads[method] {
+		return func() {}, nil
 	}
-	return s.safeCall(ctx, call)
+	select {
+	case s.readLane <- struct{}{}:
+		return func() { <-s.readLane }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // safeCall dispatches call and turns a panic into an internal error reply.

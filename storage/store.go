@@ -198,12 +198,18 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
+// memTableSize is the size of Badger's memtables. Badger builds each flushed memtable into a table in memory
+// and keeps its builders' buffers in a pool, so this size sets most of what a store holds under heavy writes:
+// an import of 145 MB keeps 100–150 MB less live at 8 MB than at 16 MB, for 5–15 % more time to open a 100k
+// view. It cannot go lower while the value threshold is Badger's 1 MB: a transaction holds 15 % of a memtable.
+const memTableSize = 8 << 20
+
 // badgerOptions are the Badger settings of a store described by opts.
 func badgerOptions(opts Options) badger.Options {
 	return badger.DefaultOptions(opts.Dir).
 		WithSyncWrites(opts.SyncWrites).
 		WithLogger(badgerLogger{opts.Logger.Sugar()}).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(memTableSize).
 		WithBlockCacheSize(32 << 20).
 		WithValueLogFileSize(256 << 20)
 }

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -174,6 +176,16 @@ func (im *importer) read(in io.Reader) error {
 		if c == '\n' {
 			lead++
 		}
+	}
+	if start, _ := br.Peek(1); start[0] != '{' && start[0] != '[' {
+		// Every transcript starts with an object or an array: say so rather than what a JSON scanner
+		// makes of the first letter.
+		peek, _ := br.Peek(40)
+		text, _, _ := strings.Cut(strings.ToValidUTF8(string(peek), ""), "\n")
+		if utf8.RuneCountInString(text) > 30 {
+			text = string([]rune(text)[:30]) + "…"
+		}
+		return &Error{fmt.Sprintf("line %d", lead+1), fmt.Sprintf("expected JSON (an object, an array or JSON Lines), found %q", text)}
 	}
 	first, complete, err := readLine(br, maxFirstLine)
 	if err != nil {
@@ -411,18 +423,16 @@ func (im *importer) messages(dec *json.Decoder) error {
 		im.pos.mark(dec.InputOffset(), `{"":""`)
 		return nil
 	}
-	// The error encoding/json gives for a value of this kind.
-	sample := "{}"
+	found := "an object"
 	switch tok.(type) {
 	case string:
-		sample = `""`
+		found = "a string"
 	case float64:
-		sample = "0"
+		found = "a number"
 	case bool:
-		sample = "true"
+		found = "true or false"
 	}
-	var items []json.RawMessage
-	return &Error{"messages", "expected an array of messages: " + json.Unmarshal([]byte(sample), &items).Error()}
+	return &Error{"messages", "expected an array of messages, found " + found}
 }
 
 // syntaxError turns a failure to read the document into the error Import gives: the first JSON syntax
@@ -575,7 +585,7 @@ func (im *importer) convert(r record) error {
 		probe = recordProbe{both.Role, both.Type, both.Message, both.IsSidechain}
 		decoded = &both.openAIMsg
 	} else if err := json.Unmarshal(r.raw, &probe); err != nil {
-		return &Error{r.where, "not a JSON object: " + err.Error()}
+		return &Error{r.where, "not a message: " + jsonProblem(err)}
 	}
 	raw := r.raw
 	if probe.Role == "" && len(probe.Message) == 0 && probe.Type != "" && im.format != OpenAI {
@@ -633,6 +643,41 @@ func (im *importer) convert(r record) error {
 		im.count++
 	}
 	return nil
+}
+
+// jsonProblem says in a user's words what a decode error means: a value of the wrong kind is named by its
+// key and the kind expected, never by the Go type that reads it.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	want := "a number"
+	switch te.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	}
+	found := te.Value
+	switch {
+	case found == "bool":
+		found = "true or false"
+	case strings.HasPrefix(found, "number"):
+		found = "a number"
+	case found == "array" || found == "object":
+		found = "an " + found
+	default:
+		found = "a " + found
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("expected %s, found %s", want, found)
+	}
+	return fmt.Sprintf("%q must be %s, not %s", te.Field, want, found)
 }
 
 func describeRecord(typ string, sidechain bool) string {

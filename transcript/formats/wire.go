@@ -48,7 +48,7 @@ type alisioMeta struct {
 func openAIMessage(raw json.RawMessage) ([]transcript.Message, error) {
 	var in openAIMsg
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("not an OpenAI chat message: %v", err)
+		return nil, fmt.Errorf("not an OpenAI chat message: %s", jsonProblem(err))
 	}
 	return in.messages()
 }
@@ -110,7 +110,7 @@ type anthropicMsg struct {
 func anthropicMessage(raw json.RawMessage) ([]transcript.Message, string, error) {
 	var in anthropicMsg
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, "", fmt.Errorf("not an Anthropic message: %v", err)
+		return nil, "", fmt.Errorf("not an Anthropic message: %s", jsonProblem(err))
 	}
 	role := transcript.Role(in.Role)
 	if role != transcript.RoleUser && role != transcript.RoleAssistant && role != transcript.RoleSystem {
@@ -131,7 +131,7 @@ func anthropicMessage(raw json.RawMessage) ([]transcript.Message, string, error)
 	for i, rb := range blocks {
 		var b anthropicBlock
 		if err := json.Unmarshal(rb, &b); err != nil {
-			return nil, "", fmt.Errorf("content[%d] is not a block: %v", i, err)
+			return nil, "", fmt.Errorf("content[%d] is not a block: %s", i, jsonProblem(err))
 		}
 		switch b.Type {
 		case "text":

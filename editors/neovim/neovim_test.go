@@ -214,6 +214,11 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 		!strings.Contains(every, "\nquestion 0\n") {
 		t.Errorf("every message:\n%s", every[:min(len(every), 300)])
 	}
+	if r.Results["context_hidden_lines"] != float64(0) || r.Results["chat_still_shown"] != true ||
+		!strings.Contains(lines(r.Results["context_lines"]), "Next model call:") {
+		t.Errorf(":AlisioContext from the chat: %v lines folded away, chat still shown %v:\n%s",
+			r.Results["context_hidden_lines"], r.Results["chat_still_shown"], lines(r.Results["context_lines"]))
+	}
 }
 
 // TestNeovim_MissingBinary: setup names the missing program and how to install it; :checkhealth too.

@@ -23,4 +23,20 @@ H.wait(5000, function() return (lines()[1] or ''):find('^▲') == nil end, 'ever
 H.record('every', lines())
 vim.cmd('AlisioEarlier')
 H.wait(2000, function() return H.noted('already shows every message') ~= nil end, 'the note that nothing is left to show')
+-- :AlisioContext from inside the chat opens beside it, every line of it visible (no fold of the chat's).
+vim.api.nvim_set_current_win(vim.fn.bufwinid(chat.buf()))
+vim.cmd('AlisioContext')
+H.wait(5000, function() return vim.fn.bufwinid('alisio://context') ~= -1 end, 'the context view in a window')
+local win = vim.fn.bufwinid('alisio://context')
+local hidden = 0
+vim.api.nvim_win_call(win, function()
+  for l = 1, vim.fn.line('$') do
+    if vim.fn.foldclosed(l) ~= -1 then
+      hidden = hidden + 1
+    end
+  end
+end)
+H.record('context_hidden_lines', hidden)
+H.record('chat_still_shown', vim.fn.bufwinid(chat.buf()) ~= -1)
+H.record('context_lines', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://context'), 0, -1, false))
 H.done()

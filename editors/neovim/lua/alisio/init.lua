@@ -463,7 +463,16 @@ local function scratch(name, lines, ft)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].filetype = ft or 'markdown'
   vim.bo[buf].bufhidden = 'hide'
+  if chat.buf() and vim.api.nvim_get_current_buf() == chat.buf() then
+    -- Not over the chat: the view would take the chat window's folds (hiding its lines), and the chat would
+    -- then need a window again. The window the user came from, or a new one.
+    vim.cmd('silent! wincmd p')
+    if vim.api.nvim_get_current_buf() == chat.buf() then
+      vim.cmd('split')
+    end
+  end
   vim.cmd('buffer ' .. buf)
+  vim.wo.foldenable = false
   return buf
 end
 

@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
@@ -238,6 +240,26 @@ func TestCLI_DaemonLifecycleAndLock(t *testing.T) {
 	mustCLI(t, data, "sessions", "list")
 }
 
+// TestCLI_ContextCountsTheAgentsInstructions: the context command counts what a request of the daemon sends as
+// instructions — the agent's own, then the session's (here an imported system prompt) — not the session's alone.
+func TestCLI_ContextCountsTheAgentsInstructions(t *testing.T) {
+	data := t.TempDir()
+	file := filepath.Join(t.TempDir(), "s.json")
+	doc := `[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(mustCLI(t, data, "sessions", "import", file))
+	var status struct{ InstructionsChars int }
+	lines := strings.Split(strings.TrimSpace(mustCLI(t, data, "--json", "context", id)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &status); err != nil {
+		t.Fatal(err)
+	}
+	if want := utf8.RuneCountInString(agent.DefaultInstructions + "\n\nbe brief"); status.InstructionsChars != want {
+		t.Fatalf("context counts %d chars of instructions, want %d (the agent's and the session's)", status.InstructionsChars, want)
+	}
+}
+
 func TestCLI_ContextApplyAndCompact(t *testing.T) {
 	data := t.TempDir()
 	gen := mustCLI(t, data, "sessions", "generate", "--messages", "800")
@@ -419,7 +441,9 @@ func TestCLI_F1ErrorIsActionable(t *testing.T) {
 	in := `[{"role":"system","content":"` + huge + `"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`
 	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, in, "sessions", "import", "-"); return o }())
 	_, errOut, code := cli(t, data, "", "context", id, "--max-context-chars", "10000", "--apply")
-	if code == 0 || !strings.Contains(errOut, "Context budget exceeded (approximately 20007 characters of conversation; limit 10000). Automatic compaction was skipped because there is no safe boundary to summarize.") ||
+	// The imported system prompt, the agent's own instructions before it, and the two messages.
+	chars := 20000 + utf8.RuneCountInString(agent.DefaultInstructions+"\n\n") + len("hi") + len("hello")
+	if code == 0 || !strings.Contains(errOut, fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit 10000). Automatic compaction was skipped because there is no safe boundary to summarize.", chars)) ||
 		!strings.Contains(errOut, "start a new session") {
 		t.Fatalf("F1: %s", errOut)
 	}

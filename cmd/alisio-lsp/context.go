@@ -50,7 +50,8 @@ func (a *app) contextManager(st *storage.Store, cmd *cobra.Command, f *contextFl
 	}
 	model, _ := s.(provider.Model) // nil for the offline summarizer
 	window, source := agent.ResolveWindow(contextOf(cmd), cfg, model, a.log)
-	m := &agent.ContextManager{Store: st, Config: cfg, Summarizer: s, Window: window, WindowSource: source}
+	// The agent's own instructions go with every request the daemon makes: counted here too.
+	m := &agent.ContextManager{Store: st, Config: cfg, Summarizer: s, Window: window, WindowSource: source, Instructions: agent.DefaultInstructions}
 	if f != nil && cmd.Flags().Changed("tools-chars") {
 		m.SetToolsChars(f.toolsChars)
 	} else {

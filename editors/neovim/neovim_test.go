@@ -221,6 +221,15 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 	}
 }
 
+// TestNeovim_NoFileYet: a command run before any file was opened says that the daemon starts with the first
+// file, not that it stopped.
+func TestNeovim_NoFileYet(t *testing.T) {
+	r := nvim(t, "no_file.lua")
+	if note, _ := r.Results["note"].(string); !strings.Contains(note, "starts when you open a file of your workspace") {
+		t.Fatalf("note: %q", note)
+	}
+}
+
 // TestNeovim_MissingBinary: setup names the missing program and how to install it; :checkhealth too.
 func TestNeovim_MissingBinary(t *testing.T) {
 	r := nvim(t, "missing_binary.lua")

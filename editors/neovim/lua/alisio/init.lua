@@ -195,6 +195,10 @@ end
 -- made while the server is still starting waits for initialize to be answered.
 local function request(method, params, cb, on_id)
   local c = client()
+  if not c and not state.client_id then
+    notify('alisio-lsp has not started yet: it starts when you open a file of your workspace (or here with :AlisioRestart)', levels.WARN)
+    return
+  end
   if not c then
     notify('alisio-lsp is not running: :AlisioRestart starts it (:checkhealth alisio says why it stopped)', levels.ERROR)
     return

@@ -549,17 +549,21 @@ func ResolveWindow(ctx context.Context, cfg config.Config, model provider.Model,
 var knownWindows sync.Map
 
 func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.Summarizer, files *relevantfiles.Tracker) (*Agent, error) {
-	limits := tools.DefaultLimits()
-	limits.Shell = cfg.Tools.Shell
-	ts, err := tools.New(dir, limits)
+	ts, err := builtinTools(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{ContextManager: ContextManager{Store: store, Config: cfg, Summarizer: s, Instructions: DefaultInstructions},
-		Tools: ts, Log: zap.NewNop()}
-	a.SetToolsChars(ts.CatalogChars())
+	a := &Agent{Tools: ts, Log: zap.NewNop()}
+	a.ContextManager.init(store, cfg, s, ts.CatalogChars())
 	a.UseFiles(files)
 	return a, nil
+}
+
+// builtinTools are the agent's own tools in workspace dir, with the shell as cfg allows it.
+func builtinTools(cfg config.Config, dir string) (*tools.Set, error) {
+	limits := tools.DefaultLimits()
+	limits.Shell = cfg.Tools.Shell
+	return tools.New(dir, limits)
 }
 
 // UseFiles makes files the tracker of the files the agent's tools read and edit, and the source of the

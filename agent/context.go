@@ -41,6 +41,25 @@ type ContextManager struct {
 	Files *relevantfiles.Tracker
 }
 
+// NewContextManager returns a context manager over store that counts what a daemon for workspace dir sends
+// with every request: the agent's own instructions and its built-in tool catalog (MCP servers aside). The
+// command line measures and compacts sessions with it, so that its figures are the editor's.
+func NewContextManager(store *storage.Store, cfg config.Config, dir string, s compaction.Summarizer) *ContextManager {
+	catalog := 0
+	if ts, err := builtinTools(cfg, dir); err == nil {
+		catalog = ts.CatalogChars()
+		ts.Close()
+	}
+	m := &ContextManager{}
+	m.init(store, cfg, s, catalog)
+	return m
+}
+
+func (m *ContextManager) init(store *storage.Store, cfg config.Config, s compaction.Summarizer, toolsChars int) {
+	m.Store, m.Config, m.Summarizer, m.Instructions = store, cfg, s, DefaultInstructions
+	m.SetToolsChars(toolsChars)
+}
+
 // Settings returns the configuration in force.
 func (m *ContextManager) Settings() config.Config {
 	m.cfgMu.RLock()
@@ -116,9 +135,15 @@ func (m *ContextManager) SystemPrompt(sess storage.Session) string {
 	return strings.Join(parts, "\n\n")
 }
 
+// Sizes are what a request of session sess carries: its system prompt (the agent's instructions and the
+// session's), a transcript of transcriptChars chars and the tool catalog; the meter counts exactly these.
+func (m *ContextManager) Sizes(sess storage.Session, transcriptChars int) compaction.Sizes {
+	return compaction.Sizes{Instructions: utf8.RuneCountInString(m.SystemPrompt(sess)), Transcript: transcriptChars, Tools: m.ToolsChars()}
+}
+
 func (m *ContextManager) input(v storage.View) compaction.Input {
-	return compaction.Input{View: v.Messages, BaseEpoch: v.Session.Head.Epoch,
-		InstructionsChars: utf8.RuneCountInString(m.SystemPrompt(v.Session)), ToolsChars: m.ToolsChars()}
+	sz := m.Sizes(v.Session, 0)
+	return compaction.Input{View: v.Messages, BaseEpoch: v.Session.Head.Epoch, InstructionsChars: sz.Instructions, ToolsChars: sz.Tools}
 }
 
 func (m *ContextManager) budget() compaction.Budget {
@@ -283,9 +308,7 @@ func (sum *viewSummary) add(msgs ...transcript.Message) {
 }
 
 func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status {
-	v := storage.View{Session: sess}
-	in := m.input(v)
-	sizes := compaction.Sizes{Instructions: in.InstructionsChars, Transcript: sum.meter.Chars(), Tools: in.ToolsChars}
+	sizes := m.Sizes(sess, sum.meter.Chars())
 	cfg := m.Settings()
 	d := compaction.Decide(sizes, m.budget())
 	st := Status{Session: sess.ID, Messages: sum.viewLen, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,

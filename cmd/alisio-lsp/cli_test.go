@@ -242,6 +242,8 @@ func TestCLI_DaemonLifecycleAndLock(t *testing.T) {
 
 // TestCLI_ContextCountsTheAgentsInstructions: the context command counts what a request of the daemon sends as
 // instructions — the agent's own, then the session's (here an imported system prompt) — not the session's alone.
+// TestCLI_ContextCountsTheAgentsInstructions: `context` counts what the daemon sends (the agent's instructions
+// and the session's, the tool catalog), and `sessions show` gives the same size, in JSON and in words.
 func TestCLI_ContextCountsTheAgentsInstructions(t *testing.T) {
 	data := t.TempDir()
 	file := filepath.Join(t.TempDir(), "s.json")
@@ -250,13 +252,37 @@ func TestCLI_ContextCountsTheAgentsInstructions(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := strings.TrimSpace(mustCLI(t, data, "sessions", "import", file))
-	var status struct{ InstructionsChars int }
+	type size struct{ InstructionsChars, TranscriptChars, ToolsChars, EstimatedTokens int }
+	var status size
 	lines := strings.Split(strings.TrimSpace(mustCLI(t, data, "--json", "context", id)), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &status); err != nil {
 		t.Fatal(err)
 	}
 	if want := utf8.RuneCountInString(agent.DefaultInstructions + "\n\nbe brief"); status.InstructionsChars != want {
 		t.Fatalf("context counts %d chars of instructions, want %d (the agent's and the session's)", status.InstructionsChars, want)
+	}
+	if status.ToolsChars == 0 || status.TranscriptChars != len("hi")+len("hello") {
+		t.Fatalf("context: %+v", status)
+	}
+	var shown size
+	lines = strings.Split(strings.TrimSpace(mustCLI(t, data, "--json", "sessions", "show", id)), "\n")
+	if err := json.Unmarshal([]byte(lines[0]), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown != status {
+		t.Fatalf("sessions show counts %+v, context %+v", shown, status)
+	}
+	sizeOf := func(out string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "size ") {
+				return strings.TrimSpace(strings.TrimPrefix(l, "size "))
+			}
+		}
+		t.Fatalf("no size line in\n%s", out)
+		return ""
+	}
+	if show, ctx := sizeOf(mustCLI(t, data, "sessions", "show", id)), sizeOf(mustCLI(t, data, "context", id)); show != ctx {
+		t.Fatalf("sessions show says %q, context says %q", show, ctx)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -9,10 +10,10 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
-	"github.com/alisio-lsp/alisio-lsp/agent/tools"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
 // contextFlags are the budget overrides of the context command.
@@ -50,12 +51,10 @@ func (a *app) contextManager(st *storage.Store, cmd *cobra.Command, f *contextFl
 	}
 	model, _ := s.(provider.Model) // nil for the offline summarizer
 	window, source := agent.ResolveWindow(contextOf(cmd), cfg, model, a.log)
-	// The agent's own instructions go with every request the daemon makes: counted here too.
-	m := &agent.ContextManager{Store: st, Config: cfg, Summarizer: s, Window: window, WindowSource: source, Instructions: agent.DefaultInstructions}
+	m := agent.NewContextManager(st, cfg, a.cwd, s)
+	m.Window, m.WindowSource = window, source
 	if f != nil && cmd.Flags().Changed("tools-chars") {
 		m.SetToolsChars(f.toolsChars)
-	} else {
-		m.SetToolsChars(builtinCatalogChars(a.cwd)) // what the daemon sends, MCP servers aside
 	}
 	return m, nil
 }
@@ -190,12 +189,7 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 	cfg := m.Settings()
 	thr := s.Threshold
 	a.printf("session     %s (%d messages)\n", s.Session, s.Messages)
-	a.printf("size        %s chars ≈ %s tokens: instructions %s + conversation %s", thousands(s.UsedChars), thousands(s.EstimatedTokens),
-		thousands(s.InstructionsChars), thousands(s.TranscriptChars))
-	if s.ToolsChars > 0 {
-		a.printf(" (the tool catalog's %s chars are sent too)", thousands(s.ToolsChars))
-	}
-	a.printf("\n")
+	a.printf("size        %s\n", sizeLine(compaction.Sizes{Instructions: s.InstructionsChars, Transcript: s.TranscriptChars, Tools: s.ToolsChars}))
 	if strings.HasPrefix(s.WindowSource, "maxContextChars") {
 		a.printf("window      not known; counted as %s tokens (limits.maxContextChars ÷ 4)\n", thousands(s.Window))
 	} else {
@@ -266,13 +260,12 @@ func thousands(n int) string {
 	return s
 }
 
-// builtinCatalogChars is the size of the built-in tools' catalog as the agent sends it (0 if dir cannot be
-// opened).
-func builtinCatalogChars(dir string) int {
-	ts, err := tools.New(dir, tools.DefaultLimits())
-	if err != nil {
-		return 0
+// sizeLine says how big a request of a session is, as `context` and `sessions show` print it.
+func sizeLine(sz compaction.Sizes) string {
+	line := fmt.Sprintf("%s chars ≈ %s tokens: instructions %s + conversation %s", thousands(sz.Reducible()),
+		thousands(transcript.EstimateTokens(sz.Request())), thousands(sz.Instructions), thousands(sz.Transcript))
+	if sz.Tools > 0 {
+		line += fmt.Sprintf(" (the tool catalog's %s chars are sent too)", thousands(sz.Tools))
 	}
-	defer ts.Close()
-	return ts.CatalogChars()
+	return line
 }

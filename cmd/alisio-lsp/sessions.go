@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
@@ -120,14 +121,12 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 		total = int(s.Head.NextSeq)
 	}
 	from, n := storage.PageBounds(total, offset, limit)
-	instr := 0
-	for _, text := range s.Instructions {
-		instr += utf8.RuneCountInString(text)
-	}
+	// Counted as the daemon sends it: the agent's instructions and tool catalog too, as `context` counts.
+	sz := agent.NewContextManager(st, a.cfg, a.cwd, compaction.Offline{}).Sizes(s, chars)
 	if a.jsonOut {
 		f := sessionFields(s)
-		f["transcriptChars"], f["instructionsChars"] = chars, instr
-		f["estimatedTokens"] = transcript.EstimateTokens(chars + instr)
+		f["transcriptChars"], f["instructionsChars"], f["toolsChars"] = chars, sz.Instructions, sz.Tools
+		f["estimatedTokens"] = transcript.EstimateTokens(sz.Request())
 		f["uncertainCalls"] = uncertain
 		f["offset"], f["total"] = from, total
 		if err := a.emit("session", f); err != nil {
@@ -135,8 +134,7 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 		}
 	} else {
 		a.printf("session    %s\ntitle      %s\nworkspace  %s\nupdated    %s\n", s.ID, s.Title, s.Workspace, s.UpdatedAt.Local().Format(time.RFC3339))
-		a.printf("transcript %d messages, %d chars + %d chars of instructions ≈ %d tokens\n",
-			s.Head.ViewLen, chars, instr, transcript.EstimateTokens(chars+instr))
+		a.printf("transcript %d messages\nsize       %s\n", s.Head.ViewLen, sizeLine(sz))
 		if len(uncertain) > 0 {
 			a.printf("uncertain  %d tool call(s) without a result: %s (the session is not compacted until they are recovered)\n",
 				len(uncertain), strings.Join(uncertain, ", "))

@@ -152,7 +152,7 @@ func TestCLI_MalformedImportsCreateNothing(t *testing.T) {
 	data := t.TempDir()
 	for _, tc := range []struct{ name, in, want string }{
 		{"bad json", `{"messages":[{"role":"user",]}`, "line 1, column"},
-		{"unknown role", `[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]`, `message 1: unknown role "wizard"`},
+		{"unknown role", `[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]`, `message 2: unknown role "wizard"`},
 		{"orphan result", "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"tool\",\"tool_call_id\":\"zz\",\"content\":\"r\"}\n", `line 2: tool result for call ID "zz"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

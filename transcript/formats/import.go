@@ -282,7 +282,7 @@ func (im *importer) document(r io.Reader) error {
 	case json.Delim('['):
 		im.trajectoryKnown = true
 		im.pos.mark(dec.InputOffset(), "[")
-		err = im.array(dec, "[", `""`, func(i int) string { return fmt.Sprintf("message %d", i) })
+		err = im.array(dec, "[", `""`, func(i int) string { return fmt.Sprintf("message %d", i+1) })
 	case json.Delim('{'):
 		im.pos.mark(dec.InputOffset(), "{")
 		err = im.object(dec)

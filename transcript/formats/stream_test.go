@@ -122,12 +122,12 @@ func TestImport_ErrorsInUsersWords(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"this is not json at all, just some text", `line 1: expected JSON (an object, an array or JSON Lines), found "this is not json at all, just …"`},
 		{"\n\n  5", `line 3: expected JSON (an object, an array or JSON Lines), found "5"`},
-		{`[{"role":"user","content":"hi"}, 5]`, `message 1: not a message: expected an object, found a number`},
+		{`[{"role":"user","content":"hi"}, 5]`, `message 2: not a message: expected an object, found a number`},
 		{`{"messages":"x"}`, `messages: expected an array of messages, found a string`},
-		{`[{"role":5,"content":"x"}]`, `message 0: not a message: "role" must be a string, not a number`},
-		{`[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":7}}]}]`, `message 0: not an OpenAI chat message: "tool_calls.function.name" must be a string, not a number`},
-		{`[{"role":"user","content":[{"type":"text","text":"x"}]},{"role":"assistant","content":[5]}]`, `message 1: content block is not an object`},
-		{`[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},5]}]`, `message 0: content[1] is not a block: expected an object, found a number`},
+		{`[{"role":5,"content":"x"}]`, `message 1: not a message: "role" must be a string, not a number`},
+		{`[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":7}}]}]`, `message 1: not an OpenAI chat message: "tool_calls.function.name" must be a string, not a number`},
+		{`[{"role":"user","content":[{"type":"text","text":"x"}]},{"role":"assistant","content":[5]}]`, `message 2: content block is not an object`},
+		{`[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},5]}]`, `message 1: content[1] is not a block: expected an object, found a number`},
 	} {
 		_, err := Import([]byte(tc.in), Auto)
 		if err == nil || err.Error() != tc.want {

@@ -59,11 +59,18 @@ type result struct {
 func nvim(t *testing.T, script string, env ...string) result {
 	t.Helper()
 	here, _ := filepath.Abs(".")
+	return nvimWith(t, []string{"-c", "runtime plugin/alisio.lua", "-c", "luafile " + filepath.Join(here, "tests", script)}, env...)
+}
+
+// nvimWith runs Neovim headless with the plugin on the runtimepath and the arguments args, and returns what
+// its test scripts recorded.
+func nvimWith(t *testing.T, args []string, env ...string) result {
+	t.Helper()
+	here, _ := filepath.Abs(".")
 	out := filepath.Join(t.TempDir(), "out.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nvimCommand, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", "set rtp^="+here,
-		"-c", "runtime plugin/alisio.lua", "-c", "luafile "+filepath.Join(here, "tests", script))
+	cmd := exec.CommandContext(ctx, nvimCommand, append([]string{"--headless", "-u", "NONE", "-i", "NONE", "--cmd", "set rtp^=" + here}, args...)...)
 	cmd.Env = append(os.Environ(), append(env, "ALISIO_OUT="+out, "ALISIO_TESTS="+filepath.Join(here, "tests"), "ALISIO_BIN="+binary)...)
 	output, err := cmd.CombinedOutput()
 	var r result
@@ -72,7 +79,7 @@ func nvim(t *testing.T, script string, env ...string) result {
 		_ = json.Unmarshal(raw, &r)
 	}
 	if err != nil || rerr != nil {
-		t.Fatalf("nvim %s: %v\n%s\nrecorded: %s", script, err, output, raw)
+		t.Fatalf("nvim %s: %v\n%s\nrecorded: %s", strings.Join(args, " "), err, output, raw)
 	}
 	return r
 }
@@ -227,6 +234,18 @@ func TestNeovim_NoFileYet(t *testing.T) {
 	r := nvim(t, "no_file.lua")
 	if note, _ := r.Results["note"].(string); !strings.Contains(note, "starts when you open a file of your workspace") {
 		t.Fatalf("note: %q", note)
+	}
+}
+
+// TestNeovim_SetupInInit: `nvim main.go` with setup in init.lua attaches the file once it is loaded, and never
+// tries before (Neovim 0.7 logged "buf_attach_client called on unloaded buffer" at every start).
+func TestNeovim_SetupInInit(t *testing.T) {
+	ws, data := workspace(t)
+	tests, _ := filepath.Abs("tests")
+	r := nvimWith(t, []string{"--cmd", "luafile " + filepath.Join(tests, "init_setup.lua"), "-c", "runtime plugin/alisio.lua",
+		"-c", "luafile " + filepath.Join(tests, "init_attached.lua"), filepath.Join(ws, "main.go")}, "XDG_DATA_HOME="+data)
+	if r.Results["file"] != "main.go" || r.Results["unloaded_attaches"] != float64(0) {
+		t.Fatalf("%+v", r.Results)
 	}
 }
 

@@ -229,15 +229,24 @@ local function err_message(err)
   return type(err) == 'table' and (err.message or vim.inspect(err)) or tostring(err)
 end
 
+-- attach attaches a file's buffer to the client. A buffer named on the command line is not loaded yet when
+-- setup runs from init.lua: its BufReadPost attaches it then.
+local function attach(bufnr, id)
+  if vim.bo[bufnr].buftype == '' and vim.api.nvim_buf_is_loaded(bufnr) then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+end
+
 --- start starts alisio-lsp for the workspace of bufnr (or attaches bufnr to the running client).
 function M.start(bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
+  if bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
   local cfg = state.config or M.defaults
   local c = client()
   if c then
-    if vim.bo[bufnr].buftype == '' then
-      vim.lsp.buf_attach_client(bufnr, c.id)
-    end
+    attach(bufnr, c.id)
     return c.id
   end
   local root = find_root(vim.api.nvim_buf_get_name(bufnr), cfg.root_markers)
@@ -278,8 +287,8 @@ function M.start(bufnr)
     end,
   }
   state.client_id = vim.lsp.start_client(conf)
-  if state.client_id and vim.bo[bufnr].buftype == '' then
-    vim.lsp.buf_attach_client(bufnr, state.client_id)
+  if state.client_id then
+    attach(bufnr, state.client_id)
   end
   return state.client_id
 end

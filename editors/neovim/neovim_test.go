@@ -228,12 +228,32 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 	}
 }
 
-// TestNeovim_NoFileYet: a command run before any file was opened says that the daemon starts with the first
-// file, not that it stopped.
+// TestNeovim_NoFileYet: a command run before any file was opened, in a directory of no project, says how to
+// start the daemon, not that it stopped, and starts nothing.
 func TestNeovim_NoFileYet(t *testing.T) {
-	r := nvim(t, "no_file.lua")
-	if note, _ := r.Results["note"].(string); !strings.Contains(note, "starts when you open a file of your workspace") {
-		t.Fatalf("note: %q", note)
+	r := nvim(t, "no_file.lua", "ALISIO_CWD="+t.TempDir())
+	if note, _ := r.Results["note"].(string); !strings.Contains(note, "is not in a project") || !strings.Contains(note, "Open a file of your workspace") ||
+		!strings.Contains(note, ":AlisioRestart") || r.Results["started"] != false {
+		t.Fatalf("%+v", r.Results)
+	}
+}
+
+// TestNeovim_NoFileInAProject: `nvim` in a project's directory, then :Alisio: the daemon starts for the project
+// (said in a note) and the chat opens on the workspace's session; commands answer.
+func TestNeovim_NoFileInAProject(t *testing.T) {
+	ws, data := workspace(t)
+	file := filepath.Join(t.TempDir(), "s.json")
+	doc := `[{"role":"user","content":"a question"},{"role":"assistant","content":"the answer to the question"}]`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(binary, "--data-dir", filepath.Join(data, "alisio"), "sessions", "import", file, "--workspace", ws).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	r := nvim(t, "no_file_project.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
+	if r.Results["root"] != ws || r.Results["attached_buffers"] != float64(0) || len(r.Notes) != 1 ||
+		!strings.Contains(r.Notes[0].Msg, "started for "+ws) || !strings.Contains(lines(r.Results["context"]), "assistant text") {
+		t.Fatalf("%+v", r)
 	}
 }
 

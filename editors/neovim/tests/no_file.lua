@@ -1,8 +1,10 @@
--- Neovim started without a file: the daemon starts with the first file opened, and a command run before that
--- says so (not that the server stopped).
+-- Neovim started without a file, in a directory that is in no project: a command says that the daemon starts
+-- with a file of the workspace (not that it stopped), and how to start it here.
 local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
+vim.cmd('cd ' .. vim.fn.fnameescape(os.getenv('ALISIO_CWD')))
 H.setup()
 vim.cmd('AlisioContext')
 H.wait(2000, function() return #H.notes > 0 end, 'a note')
 H.record('note', H.notes[1].msg)
+H.record('started', require('alisio').client_id() ~= nil)
 H.done()

@@ -37,13 +37,14 @@ local function notify(msg, level)
   vim.notify('Alisio: ' .. msg, level or levels.INFO)
 end
 
--- find_root walks up from path to a directory holding one of markers; the current directory otherwise.
+-- find_root walks up from path (the current directory when empty) to a directory holding one of markers, and
+-- says whether it found one; the current directory otherwise.
 local function find_root(path, markers)
   local dir = vim.fn.fnamemodify(path ~= '' and path or vim.fn.getcwd(), ':p:h')
   while dir and dir ~= '' do
     for _, m in ipairs(markers) do
       if uv.fs_stat(dir .. '/' .. m) then
-        return dir
+        return dir, true
       end
     end
     local parent = vim.fn.fnamemodify(dir, ':h')
@@ -52,7 +53,7 @@ local function find_root(path, markers)
     end
     dir = parent
   end
-  return vim.fn.getcwd()
+  return vim.fn.getcwd(), false
 end
 
 -- human is a size for people: 863, 6.4k, 1.2M ('?' when unknown).
@@ -172,9 +173,13 @@ M.handlers = {
       return
     end
     if state.session == nil or params.session == state.session then
+      local first = state.session == nil
       state.session = params.session
       state.status = params
       redraw()
+      if first then
+        M.refresh_chat() -- a chat opened before the daemon said which session is the workspace's
+      end
     end
   end,
   ['alisio/event'] = function(err, params)
@@ -196,8 +201,10 @@ end
 local function request(method, params, cb, on_id)
   local c = client()
   if not c and not state.client_id then
-    notify('alisio-lsp has not started yet: it starts when you open a file of your workspace (or here with :AlisioRestart)', levels.WARN)
-    return
+    if not M.start_here() then
+      return
+    end
+    c = client()
   end
   if not c then
     notify('alisio-lsp is not running: :AlisioRestart starts it (:checkhealth alisio says why it stopped)', levels.ERROR)
@@ -232,13 +239,14 @@ end
 -- attach attaches a file's buffer to the client. A buffer named on the command line is not loaded yet when
 -- setup runs from init.lua: its BufReadPost attaches it then.
 local function attach(bufnr, id)
-  if vim.bo[bufnr].buftype == '' and vim.api.nvim_buf_is_loaded(bufnr) then
+  if vim.bo[bufnr].buftype == '' and vim.api.nvim_buf_get_name(bufnr) ~= '' and vim.api.nvim_buf_is_loaded(bufnr) then
     vim.lsp.buf_attach_client(bufnr, id)
   end
 end
 
---- start starts alisio-lsp for the workspace of bufnr (or attaches bufnr to the running client).
-function M.start(bufnr)
+--- start starts alisio-lsp for the workspace of bufnr, or for root when given (or attaches bufnr to the
+--- running client).
+function M.start(bufnr, root)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   if bufnr == 0 then
     bufnr = vim.api.nvim_get_current_buf()
@@ -249,7 +257,7 @@ function M.start(bufnr)
     attach(bufnr, c.id)
     return c.id
   end
-  local root = find_root(vim.api.nvim_buf_get_name(bufnr), cfg.root_markers)
+  root = root or find_root(vim.api.nvim_buf_get_name(bufnr), cfg.root_markers)
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.window = capabilities.window or {}
   capabilities.window.workDoneProgress = true
@@ -323,6 +331,24 @@ function M.setup(opts)
       M.start(0)
     end
   end
+  return true
+end
+
+--- start_here starts alisio-lsp for the project of the current directory, when a command needs it before any
+--- file of the workspace was opened; outside any project it says what to do instead, and returns false.
+function M.start_here()
+  local cfg = state.config or M.defaults
+  local root, found = find_root('', cfg.root_markers)
+  if not found then
+    notify(string.format('alisio-lsp has not started: %s is not in a project (no %s in it or above it). '
+      .. 'Open a file of your workspace or :cd into it, or run :AlisioRestart to start it in this directory.',
+      vim.fn.fnamemodify(root, ':~'), table.concat(cfg.root_markers, ', ')), levels.WARN)
+    return false
+  end
+  if not M.start(vim.api.nvim_get_current_buf(), root) then
+    return false
+  end
+  notify('alisio-lsp started for ' .. vim.fn.fnamemodify(root, ':~') .. ' (no file of it was open)')
   return true
 end
 
@@ -400,6 +426,9 @@ end
 
 --- chat opens the chat buffer (:Alisio) with the session's conversation.
 function M.chat()
+  if not client() and not state.client_id and not M.start_here() then
+    return
+  end
   open_chat()
   M.refresh_chat()
 end

@@ -423,16 +423,16 @@ func (im *importer) messages(dec *json.Decoder) error {
 		im.pos.mark(dec.InputOffset(), `{"":""`)
 		return nil
 	}
-	found := "an object"
+	found := "object"
 	switch tok.(type) {
 	case string:
-		found = "a string"
+		found = "string"
 	case float64:
-		found = "a number"
+		found = "number"
 	case bool:
-		found = "true or false"
+		found = "bool"
 	}
-	return &Error{"messages", "expected an array of messages, found " + found}
+	return &Error{"messages", "expected an array of messages, found " + jsonKind(found)}
 }
 
 // syntaxError turns a failure to read the document into the error Import gives: the first JSON syntax
@@ -663,21 +663,25 @@ func jsonProblem(err error) string {
 	case reflect.Bool:
 		want = "true or false"
 	}
-	found := te.Value
-	switch {
-	case found == "bool":
-		found = "true or false"
-	case strings.HasPrefix(found, "number"):
-		found = "a number"
-	case found == "array" || found == "object":
-		found = "an " + found
-	default:
-		found = "a " + found
-	}
+	found := jsonKind(te.Value)
 	if te.Field == "" {
 		return fmt.Sprintf("expected %s, found %s", want, found)
 	}
 	return fmt.Sprintf("%q must be %s, not %s", te.Field, want, found)
+}
+
+// jsonKind names a kind of JSON value as encoding/json spells it ("bool", "number", "number 1.5", "string",
+// "array", "object") in a user's words: "true or false", "a number", "an array".
+func jsonKind(value string) string {
+	switch {
+	case value == "bool":
+		return "true or false"
+	case strings.HasPrefix(value, "number"):
+		return "a number"
+	case value == "array" || value == "object":
+		return "an " + value
+	}
+	return "a " + value
 }
 
 func describeRecord(typ string, sidechain bool) string {

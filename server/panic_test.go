@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/uri"
 
 	"github.com/alisio-lsp/alisio-lsp/config"
 )
@@ -18,23 +20,8 @@ import (
 func TestPanicBecomesAnErrorReply(t *testing.T) {
 	methods["alisio/test-panic"] = func(*Server, context.Context, json.RawMessage) (any, error) { panic("boom") }
 	defer delete(methods, "alisio/test-panic")
-	a, b := net.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() { done <- Serve(ctx, a, Options{Config: config.Default(), DataDir: t.TempDir()}) }()
-	client := jsonrpc2.NewConn(jsonrpc2.NewStream(b))
-	client.Go(ctx, func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
-		go func() { _ = reply(ctx, nil, nil) }()
-		return nil
-	})
-	call := func(method string, params any) error {
-		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_, err := client.Call(c, method, params, nil)
-		return err
-	}
-	if err := call("initialize", map[string]any{"capabilities": map[string]any{}}); err != nil {
+	call := pipeClient(t)
+	if err := call("initialize", map[string]any{"rootUri": string(uri.File(t.TempDir())), "capabilities": map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
 	err := call("alisio/test-panic", nil)
@@ -45,7 +32,48 @@ func TestPanicBecomesAnErrorReply(t *testing.T) {
 	if err := call("alisio/sessions", nil); err != nil {
 		t.Fatalf("the connection did not survive the panic: %v", err)
 	}
-	cancel()
-	_ = client.Close()
-	<-done
+}
+
+// TestNoWorkspace: an editor that names no folder (an empty VS Code window) gets a daemon whose agent does
+// nothing, with an answer that says to open a folder; it never works in the directory the daemon started in.
+func TestNoWorkspace(t *testing.T) {
+	call := pipeClient(t)
+	if err := call("initialize", map[string]any{"rootUri": nil, "workspaceFolders": nil, "capabilities": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		method string
+		params any
+	}{{"alisio/prompt", map[string]any{"text": "list the files"}}, {"alisio/status", nil}, {"alisio/sessions", nil}} {
+		err := call(m.method, m.params)
+		if err == nil || !strings.Contains(err.Error(), "no workspace folder is open: open your project's folder (File > Open Folder… in VS Code") {
+			t.Fatalf("%s without a workspace: %v", m.method, err)
+		}
+	}
+}
+
+// pipeClient serves a daemon on an in-memory pipe for the test and returns a function that calls it; the
+// daemon stops when the test ends.
+func pipeClient(t *testing.T) func(method string, params any) error {
+	data := t.TempDir() // before the cleanup below, so removed after the daemon stopped
+	a, b := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- Serve(ctx, a, Options{Config: config.Default(), DataDir: data}) }()
+	client := jsonrpc2.NewConn(jsonrpc2.NewStream(b))
+	client.Go(ctx, func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+		go func() { _ = reply(ctx, nil, nil) }()
+		return nil
+	})
+	t.Cleanup(func() {
+		cancel()
+		_ = client.Close()
+		<-done
+	})
+	return func(method string, params any) error {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := client.Call(c, method, params, nil)
+		return err
+	}
 }

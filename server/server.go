@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -458,7 +457,9 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	s.mu.Lock()
 	s.initialized = true
 	s.mu.Unlock()
-	s.goBackground(s.watch)
+	if s.workspace != "" {
+		s.goBackground(s.watch)
+	}
 	return map[string]any{
 		"capabilities": map[string]any{
 			"experimental": map[string]any{"alisio": map[string]any{"protocolVersion": 1, "methods": methodNames(),
@@ -475,6 +476,8 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
+// workspaceRoot is the folder the editor opened: its first workspace folder, else its root; "" when it named
+// none.
 func workspaceRoot(p initializeParams) string {
 	for _, f := range p.WorkspaceFolders {
 		if path := uriPath(f.URI); path != "" {
@@ -484,12 +487,13 @@ func workspaceRoot(p initializeParams) string {
 	if path := uriPath(p.RootURI); path != "" {
 		return path
 	}
-	if p.RootPath != "" {
-		return p.RootPath
-	}
-	wd, _ := os.Getwd()
-	return wd
+	return p.RootPath
 }
+
+// errNoWorkspace answers what needs the agent when the editor named no workspace folder (an empty VS Code
+// window): the agent's tools act only inside one, never in whatever directory the daemon was started from.
+var errNoWorkspace = errors.New("no workspace folder is open: open your project's folder (File > Open Folder… in VS Code, " +
+	"a file of the project in Neovim); the agent works only inside it")
 
 // uriPath is the file path of a file:// URI ("" for anything else), drive letters included on Windows
 // (file:///C:/src → C:\src).
@@ -498,7 +502,11 @@ func uriPath(u string) string {
 	if err != nil || parsed.Scheme != "file" {
 		return ""
 	}
-	p := filepath.Clean(filepath.FromSlash(uri.URI(u).Filename()))
+	name := uri.URI(u).Filename()
+	if name == "" {
+		return "" // "file://": no path, not the current directory
+	}
+	p := filepath.Clean(filepath.FromSlash(name))
 	if len(p) >= 2 && p[1] == ':' { // VS Code writes drive letters in lower case (file:///c%3A/src)
 		p = strings.ToUpper(p[:1]) + p[1:]
 	}
@@ -653,6 +661,9 @@ func (s *Server) agentFor() (*agent.Agent, error) {
 // buildAgentLocked builds the agent; without a configured provider it still serves compaction (offline
 // summarizer) and status, and prompts fail with directions.
 func (s *Server) buildAgentLocked() (*agent.Agent, error) {
+	if s.workspace == "" {
+		return nil, errNoWorkspace
+	}
 	p, _ := s.cfg.ActiveProvider()
 	if p.Kind == "" {
 		a, err := agent.NewContextOnly(s.store, s.cfg, s.workspace, s.files)

@@ -18,6 +18,7 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/uri"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
@@ -482,7 +483,7 @@ func TestBadInput(t *testing.T) {
 	if m := read(); errCode(m) != -32600 || m["id"] != 1.5 || !strings.Contains(fmt.Sprint(m["error"]), "invalid id 1.5") {
 		t.Fatalf("a fractional id: %v", m)
 	}
-	send(servertest.Frame(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"processId":1,"capabilities":{}}}`))
+	send(servertest.Frame(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"processId":1,"rootUri":` + strconv.Quote(string(uri.File(t.TempDir()))) + `,"capabilities":{}}}`))
 	if m := read(); m["result"] == nil {
 		t.Fatalf("initialize after bad input: %v", m)
 	}

@@ -25,4 +25,7 @@ func TestURIPath(t *testing.T) {
 	if got := uriPath("untitled:Untitled-1"); got != "" {
 		t.Errorf("a non-file URI: %q", got)
 	}
+	if got := uriPath("file://"); got != "" {
+		t.Errorf("a file URI without a path: %q", got)
+	}
 }

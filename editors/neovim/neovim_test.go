@@ -185,7 +185,8 @@ func TestNeovim_Recover(t *testing.T) {
 }
 
 // TestNeovim_EarlierMessages: a long, compacted session opens on its last 200 messages with a first line that
-// says how many earlier ones are not shown; :AlisioEarlier and <CR> on that line show them in place.
+// says how many earlier ones are not shown; :AlisioEarlier and <CR> on that line show them in place. Views
+// (:AlisioContext) open beside the chat and its input, never in their windows, and q closes them.
 func TestNeovim_EarlierMessages(t *testing.T) {
 	ws, data := workspace(t)
 	var msgs []string
@@ -226,15 +227,24 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 		t.Errorf(":AlisioContext from the chat: %v lines folded away, chat still shown %v:\n%s",
 			r.Results["context_hidden_lines"], r.Results["chat_still_shown"], lines(r.Results["context_lines"]))
 	}
+	if r.Results["closed_by_q"] != true || r.Results["input_still_shown"] != true || r.Results["input_back"] != true {
+		t.Errorf("q closes the view %v; the input keeps its window under :AlisioContext %v, and comes back with :Alisio %v",
+			r.Results["closed_by_q"], r.Results["input_still_shown"], r.Results["input_back"])
+	}
 }
 
 // TestNeovim_NoFileYet: a command run before any file was opened, in a directory of no project, says how to
-// start the daemon, not that it stopped, and starts nothing.
+// start the daemon, not that it stopped, and starts nothing; :AlisioRestart then starts it there, and says so;
+// :AlisioLog opens the log.
 func TestNeovim_NoFileYet(t *testing.T) {
-	r := nvim(t, "no_file.lua", "ALISIO_CWD="+t.TempDir())
-	if note, _ := r.Results["note"].(string); !strings.Contains(note, "is not in a project") || !strings.Contains(note, "Open a file of your workspace") ||
-		!strings.Contains(note, ":AlisioRestart") || r.Results["started"] != false {
+	cwd := t.TempDir()
+	r := nvim(t, "no_file.lua", "ALISIO_CWD="+cwd, "XDG_DATA_HOME="+t.TempDir())
+	if note, _ := r.Results["note"].(string); !strings.Contains(note, cwd+" is in no project (no .git, go.mod, package.json)") ||
+		!strings.Contains(note, "Open a file of your project, or :AlisioRestart to start it here") || r.Results["started"] != false {
 		t.Fatalf("%+v", r.Results)
+	}
+	if r.Results["log_opened"] != true || r.Results["restart_note"] != "Alisio: alisio-lsp started for "+cwd {
+		t.Fatalf(":AlisioLog, :AlisioRestart: %+v", r.Results)
 	}
 }
 

@@ -346,6 +346,10 @@ function M.open(actions)
     vim.wo[w].number = false
     vim.cmd('belowright 4split')
     vim.api.nvim_win_set_buf(0, state.input)
+  elseif not win_of(state.input) then -- the input's window was closed or given to another buffer
+    vim.api.nvim_set_current_win(win_of(state.buf))
+    vim.cmd('belowright 4split')
+    vim.api.nvim_win_set_buf(0, state.input)
   end
   local function map(buf, mode, lhs, fn, desc)
     vim.api.nvim_buf_set_keymap(buf, mode, lhs, '', { noremap = true, silent = true, callback = fn, desc = desc })

@@ -289,7 +289,7 @@ function M.start(bufnr, root)
       vim.schedule(function()
         busy()
         if code ~= 0 then
-          notify('alisio-lsp exited with code ' .. tostring(code) .. ': :AlisioRestart starts it again (:LspLog has its log)', levels.WARN)
+          notify('alisio-lsp exited with code ' .. tostring(code) .. ': :AlisioRestart starts it again (:AlisioLog shows its log)', levels.WARN)
         end
       end)
     end,
@@ -340,25 +340,34 @@ function M.start_here()
   local cfg = state.config or M.defaults
   local root, found = find_root('', cfg.root_markers)
   if not found then
-    notify(string.format('alisio-lsp has not started: %s is not in a project (no %s in it or above it). '
-      .. 'Open a file of your workspace or :cd into it, or run :AlisioRestart to start it in this directory.',
-      vim.fn.fnamemodify(root, ':~'), table.concat(cfg.root_markers, ', ')), levels.WARN)
+    notify(string.format('alisio-lsp has not started: %s is in no project (no %s). Open a file of your project, '
+      .. 'or :AlisioRestart to start it here.', vim.fn.fnamemodify(root, ':~'), table.concat(cfg.root_markers, ', ')), levels.WARN)
     return false
   end
   if not M.start(vim.api.nvim_get_current_buf(), root) then
     return false
   end
-  notify('alisio-lsp started for ' .. vim.fn.fnamemodify(root, ':~') .. ' (no file of it was open)')
+  notify('alisio-lsp started for ' .. vim.fn.fnamemodify(root, ':~') .. ', the project of the current directory')
   return true
+end
+
+--- log opens the log of Neovim's language clients, where alisio-lsp writes what went wrong (:AlisioLog).
+function M.log()
+  -- noautocmd: opening the log is not opening a file of a workspace, which would start the daemon there.
+  vim.cmd('noautocmd edit ' .. vim.fn.fnameescape(vim.lsp.get_log_path()))
+  vim.bo.readonly = true
 end
 
 --- restart stops the server and starts it again (:AlisioRestart).
 function M.restart()
   local c = client()
+  local started_before = state.client_id ~= nil
   local function again()
     state.client_id = nil
-    M.start(vim.api.nvim_get_current_buf())
-    notify('alisio-lsp restarted')
+    if M.start(vim.api.nvim_get_current_buf()) then
+      local root = vim.lsp.get_client_by_id(state.client_id).config.root_dir
+      notify((started_before and 'alisio-lsp restarted for ' or 'alisio-lsp started for ') .. vim.fn.fnamemodify(root, ':~'))
+    end
   end
   if not c then
     again()
@@ -505,16 +514,36 @@ local function scratch(name, lines, ft)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].filetype = ft or 'markdown'
   vim.bo[buf].bufhidden = 'hide'
-  if chat.buf() and vim.api.nvim_get_current_buf() == chat.buf() then
-    -- Not over the chat: the view would take the chat window's folds (hiding its lines), and the chat would
-    -- then need a window again. The window the user came from, or a new one.
+  local function in_chat()
+    local cur = vim.api.nvim_get_current_buf()
+    return chat.buf() ~= nil and (cur == chat.buf() or cur == chat.input_buf())
+  end
+  if in_chat() then
+    -- Not over the chat or its input: the view would take the chat window's folds (hiding its lines), or
+    -- squeeze into the input's four lines and leave no place to type. The window the user came from,
+    -- another one, or a new one on the left.
     vim.cmd('silent! wincmd p')
-    if vim.api.nvim_get_current_buf() == chat.buf() then
-      vim.cmd('split')
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if not in_chat() then
+        break
+      end
+      if vim.api.nvim_win_get_config(w).relative == '' then
+        vim.api.nvim_set_current_win(w)
+      end
+    end
+    if in_chat() then
+      vim.cmd('topleft vsplit')
     end
   end
   vim.cmd('buffer ' .. buf)
   vim.wo.foldenable = false
+  vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '', { noremap = true, silent = true, desc = 'Alisio: close this view', callback = function()
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      vim.cmd('close')
+    else
+      vim.cmd('silent! buffer #')
+    end
+  end })
   return buf
 end
 

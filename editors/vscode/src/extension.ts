@@ -94,7 +94,7 @@ let chatRequests = 0;
 async function refreshChat(earlier = false) {
   const model = String((settings().provider as { model?: string } | undefined)?.model || '');
   if (!client) {
-    chat.post({ type: 'session', messages: [], uncertain: [], model, running: false });
+    chat.post({ type: 'session', messages: [], uncertain: [], model, running: false, ...(hasFolder() ? {} : { title: 'no folder open', empty: noFolder }) });
     return;
   }
   if (!session && !lastStatus) {
@@ -131,6 +131,9 @@ async function refreshChat(earlier = false) {
 
 /** runTurn sends text to the agent; the chat shows the turn as it streams. */
 async function runTurn(text: string) {
+  if (!client && !hasFolder()) {
+    return askForFolder(); // not drawn as sent: nothing can run it
+  }
   if (turn) {
     void vscode.window.showWarningMessage('Alisio: a turn is already running; wait for it or press Stop.');
     return;
@@ -196,7 +199,8 @@ function render(st: meter.Status | undefined) {
   lastStatus = st ?? lastStatus;
   if (!lastStatus) {
     item.text = compacting ? '$(sync~spin) Alisio: compacting…' : meter.noSessionText;
-    item.tooltip = 'Alisio: no session in this workspace yet. Alisio: Prompt starts one. Click for the Alisio menu.';
+    item.tooltip = hasFolder() ? 'Alisio: no session in this workspace yet. Alisio: Prompt starts one. Click for the Alisio menu.'
+      : `Alisio: ${noFolder}`;
     item.backgroundColor = undefined;
     item.show();
     return;
@@ -264,7 +268,26 @@ function onEvent(ev: meter.AlisioEvent) {
 
 /** request sends a request to the server; a failure is shown to the user (and to onError, when given) with what
  * to do, and gives undefined. A request cancelled through token is not a failure. */
+/** noFolder says what to do in a window without a folder: the agent works only inside one. */
+const noFolder = 'Alisio works inside a folder: open your project (File > Open Folder…) and the agent works in it.';
+
+function hasFolder(): boolean {
+  return (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
+}
+
+/** askForFolder says that Alisio needs a folder, with a button that opens one. */
+async function askForFolder() {
+  if (await vscode.window.showInformationMessage(`Alisio: ${noFolder}`, 'Open Folder') === 'Open Folder') {
+    await vscode.commands.executeCommand('vscode.openFolder');
+  }
+}
+
 async function request<T>(method: string, params: Record<string, unknown>, token?: vscode.CancellationToken, onError?: (message: string) => void): Promise<T | undefined> {
+  if (!client && !hasFolder()) {
+    onError?.(noFolder);
+    void askForFolder();
+    return undefined;
+  }
   if (!client) {
     void vscode.window.showErrorMessage('Alisio: the server is not running (Alisio: Show Logs, Alisio: Restart Server).');
     return undefined;
@@ -298,6 +321,12 @@ async function refreshStatus() {
 }
 
 async function startClient(context: vscode.ExtensionContext) {
+  if (!hasFolder()) {
+    // The server starts with the first folder (the agent never works in whatever directory VS Code runs in).
+    render(undefined);
+    void refreshChat();
+    return;
+  }
   const cmd = serverCommand(vscode.workspace.getConfiguration('alisio').get<string>('serverPath'), context.extensionPath);
   const resolved = findOnPath(cmd);
   if (!resolved) {
@@ -481,6 +510,9 @@ export async function activate(context: vscode.ExtensionContext) {
     void vscode.window.showInformationMessage(`Alisio: ${kind === 'mcpServers' ? 'MCP server' : 'plugin'} ${name} ${disabled ? 'enabled' : 'disabled'}; it applies from the next model call.`);
   });
   register('alisio.restartServer', async () => {
+    if (!hasFolder()) {
+      return askForFolder();
+    }
     if (client) {
       await client.stop();
       client = undefined;
@@ -494,6 +526,11 @@ export async function activate(context: vscode.ExtensionContext) {
       void vscode.commands.executeCommand('alisio.restartServer');
     } else if (e.affectsConfiguration('alisio') && client) {
       void client.sendNotification('workspace/didChangeConfiguration', { settings: { alisio: settings() } });
+    }
+  }));
+  context.subscriptions.push(vscode.workspace.onDidChangeWorkspaceFolders(() => {
+    if (!client && hasFolder()) {
+      void startClient(context); // the first folder of a window that had none
     }
   }));
   await startClient(context);

@@ -98,7 +98,8 @@ export interface PageInfo {
 /** conversation renders the session: its messages (the compacted originals gathered behind the checkpoint's
  * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked.
  * When the messages are the last page of a longer history, it starts with a button that loads earlier ones. */
-export function conversation(messages: ChatMessage[], uncertain: string[], page: PageInfo = { earlier: 0, compacted: 0 }): string {
+export function conversation(messages: ChatMessage[], uncertain: string[], page: PageInfo = { earlier: 0, compacted: 0 },
+  empty = 'No messages yet. Ask the agent below: Enter sends, Shift+Enter starts a new line.'): string {
   // Each call gets the result that follows it before the next assistant message (IDs may be reused later in a
   // session: SWE-agent numbers them).
   const results = new Map<object, ChatMessage>();
@@ -162,7 +163,7 @@ export function conversation(messages: ChatMessage[], uncertain: string[], page:
   if (uncertain.length > 0) {
     out.push(`<div class="notice warn">⚠ ${uncertain.length} tool call(s) were cut off by a crash; their outcome is unknown. <button data-action="recover">Recover</button></div>`);
   }
-  return out.join('') || '<div class="empty">No messages yet. Ask the agent below: Enter sends, Shift+Enter starts a new line.</div>';
+  return out.join('') || `<div class="empty">${esc(empty)}</div>`;
 }
 
 /** header is the meter as a bar (the numbers of the status bar item), the model and window, and the actions. */

@@ -45,7 +45,7 @@ window.addEventListener('message', (e: MessageEvent) => {
       {
         // Loading earlier messages keeps in view what the user was reading; any other redraw goes to the end.
         const fromEnd = log.scrollHeight - log.scrollTop;
-        log.innerHTML = conversation((m.messages || []) as ChatMessage[], m.uncertain || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 });
+        log.innerHTML = conversation((m.messages || []) as ChatMessage[], m.uncertain || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 }, m.empty);
         if (m.keepScroll) {
           log.scrollTop = log.scrollHeight - fromEnd;
         } else {

@@ -125,6 +125,30 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
   }
 });
 
+test('a window without a folder starts no server; the meter, the chat and a prompt say to open one', async () => {
+  const { vscode, shown, statusItem, commands } = create({ alisio: { serverPath: '/nonexistent/alisio-lsp' } }, undefined, { infoChoice: 'Open Folder' });
+  let opened = 0;
+  const ext = loadExtension(vscode);
+  const context = { subscriptions: [], extensionPath: path.join(__dirname, '..'), extensionUri: vscode.Uri.file(path.join(__dirname, '..')) };
+  await ext.activate(context);
+  commands.set('vscode.openFolder', () => { opened++; });
+  assert.deepStrictEqual(shown.error, [], 'no server may be started (and none found) without a folder');
+  assert.ok(statusItem.visible && /Alisio works inside a folder: open your project \(File > Open Folder…\)/.test(statusItem.tooltip), statusItem.tooltip);
+  const view = webviewView();
+  shown.viewProviders['alisio.chat'].resolveWebviewView(view);
+  view.send({ type: 'ready' });
+  const empty = await until('the chat', () => view.posted.find((m) => m.type === 'session'));
+  assert.match(empty.empty, /Alisio works inside a folder/);
+  view.send({ type: 'send', text: 'list the files' });
+  await until('the question to open a folder', () => shown.info.find((m) => /^Alisio: Alisio works inside a folder/.test(m)));
+  await until('the folder picker', () => opened === 1);
+  assert.ok(!view.posted.some((m) => m.type === 'turn'), 'a prompt that nothing can run is not drawn as sent');
+  await vscode.commands.executeCommand('alisio.showContext');
+  assert.strictEqual(shown.info.filter((m) => /inside a folder/.test(m)).length, 2);
+  assert.deepStrictEqual(shown.error, []);
+  await ext.deactivate();
+});
+
 test('a missing server gives a clear message with a way to install it', async () => {
   const ws = tmpdir('alisio-ws-');
   const { vscode, shown } = create({ alisio: { serverPath: '/nonexistent/alisio-lsp' } }, ws, { errorChoice: 'How to install' });

@@ -88,7 +88,8 @@ function create(settings, root, answers) {
     });
   };
   // JSON.stringify of the configuration object: only the settings.
-  const workspaceFolder = { uri: Uri.file(root), name: 'ws', index: 0 };
+  // No root: a window without a folder.
+  const workspaceFolder = root && { uri: Uri.file(root), name: 'ws', index: 0 };
   const vscode = {
     version: '1.91.0',
     Disposable, EventEmitter, CancellationTokenSource, Uri, MarkdownString, ThemeColor,
@@ -115,7 +116,7 @@ function create(settings, root, answers) {
       registerWebviewViewProvider: (id, provider) => { shown.viewProviders[id] = provider; return new Disposable(); },
     },
     workspace: {
-      workspaceFolders: [workspaceFolder],
+      workspaceFolders: root ? [workspaceFolder] : undefined,
       getWorkspaceFolder: () => workspaceFolder,
       textDocuments: [],
       getConfiguration,

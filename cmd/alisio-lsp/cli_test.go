@@ -829,7 +829,7 @@ func TestCLI_ImportStreamsAndIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := cli(t, data, "", "sessions", "import", file)
-	if code == 0 || out != "" || !strings.Contains(errOut, "nothing imported: messages[") || !strings.Contains(errOut, `call ID "nobody-`) {
+	if code == 0 || out != "" || !strings.Contains(errOut, "nothing imported: message ") || !strings.Contains(errOut, `call ID "nobody-`) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if out := mustCLI(t, data, "sessions", "list"); !strings.HasPrefix(out, "no sessions") {

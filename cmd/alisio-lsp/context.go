@@ -260,12 +260,13 @@ func thousands(n int) string {
 	return s
 }
 
-// sizeLine says how big a request of a session is, as `context` and `sessions show` print it.
+// sizeLine says how big a request of a session is, as `context` and `sessions show` print it: every part
+// it sends, the tool catalog included, so that the chars and the tokens count the same thing.
 func sizeLine(sz compaction.Sizes) string {
-	line := fmt.Sprintf("%s chars ≈ %s tokens: instructions %s + conversation %s", thousands(sz.Reducible()),
+	line := fmt.Sprintf("%s chars ≈ %s tokens: instructions %s + conversation %s", thousands(sz.Request()),
 		thousands(transcript.EstimateTokens(sz.Request())), thousands(sz.Instructions), thousands(sz.Transcript))
 	if sz.Tools > 0 {
-		line += fmt.Sprintf(" (the tool catalog's %s chars are sent too)", thousands(sz.Tools))
+		line += " + tool catalog " + thousands(sz.Tools)
 	}
 	return line
 }

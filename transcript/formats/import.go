@@ -417,7 +417,7 @@ func (im *importer) messages(dec *json.Decoder) error {
 	}
 	if tok == json.Delim('[') {
 		im.pos.mark(dec.InputOffset(), `{"":[`)
-		return im.array(dec, `{"":[`, `{"":""`, func(i int) string { return fmt.Sprintf("messages[%d]", i) })
+		return im.array(dec, `{"":[`, `{"":""`, func(i int) string { return fmt.Sprintf("message %d", i+1) })
 	}
 	if tok == nil {
 		im.pos.mark(dec.InputOffset(), `{"":""`)

@@ -92,8 +92,8 @@ func TestImportStream_BadRecordHalfway(t *testing.T) {
 	n := 0
 	_, err := ImportStream(turnsReader(2000, 100, 1000), Auto, func(transcript.Message) error { n++; return nil })
 	var fe *Error
-	if !errors.As(err, &fe) || fe.Where != "messages[3000]" || !strings.Contains(fe.What, `unknown role "robot"`) {
-		t.Fatalf("error %v; want messages[3000]: unknown role", err)
+	if !errors.As(err, &fe) || fe.Where != "message 3001" || !strings.Contains(fe.What, `unknown role "robot"`) {
+		t.Fatalf("error %v; want message 3001: unknown role", err)
 	}
 	if n < 2900 || n > 3000 {
 		t.Fatalf("%d messages passed on before the error; want those before it", n)

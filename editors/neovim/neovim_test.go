@@ -157,7 +157,7 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	t.Logf("the :AlisioContext view:\n%s", lines(res["context"]))
 	if ctx := lines(res["context"]); !strings.Contains(ctx, "tool catalog") || !strings.Contains(ctx, "Hard limit") ||
 		!strings.Contains(ctx, "Compaction starts past 85% of the window") || !strings.Contains(ctx, "Next model call: ") ||
-		!strings.Contains(ctx, "    checkpoint  ") {
+		!strings.Contains(ctx, "\n  checkpoint   ") {
 		t.Errorf("context buffer:\n%s", ctx)
 	}
 	if h := lines(res["health"]); !strings.Contains(h, "OK") || !strings.Contains(h, "alisio-lsp") || !strings.Contains(h, "server is running") ||

@@ -608,17 +608,19 @@ function M.context()
       notify(err_message(err), levels.ERROR)
       return
     end
-    local function bar(part, total)
-      local n = total > 0 and math.floor(40 * part / total + 0.5) or 0
-      return string.rep('#', n) .. string.rep('.', 40 - n)
-    end
     local total = (st.usedChars or 0) + (st.toolsChars or 0)
+    -- One row a part: its name, its size, then its share of the request as a bar (20 cells: the row fits a
+    -- half-width window, and a narrower one cuts the bar, not the name).
+    local function row(name, chars)
+      local n = total > 0 and math.floor(20 * chars / total + 0.5) or 0
+      return string.format('%-26s %11s  %s', name, human(chars) .. ' chars', string.rep('#', n) .. string.rep('.', 20 - n))
+    end
     local lines = {
       '# Context of session ' .. (st.session or '?'),
       '',
-      string.format('%s  instructions  %s chars', bar(st.instructionsChars or 0, total), human(st.instructionsChars)),
-      string.format('%s  transcript    %s chars', bar(st.transcriptChars or 0, total), human(st.transcriptChars)),
-      string.format('%s  tool catalog  %s chars', bar(st.toolsChars or 0, total), human(st.toolsChars)),
+      row('instructions', st.instructionsChars or 0),
+      row('transcript', st.transcriptChars or 0),
+      row('tool catalog', st.toolsChars or 0),
       '',
       ((st.windowSource or ''):find('^maxContextChars') and
         string.format("Hard limit: %s of %s chars. Estimated %s tokens; the model's window is unknown, so limits.maxContextChars stands in for it.",
@@ -638,7 +640,7 @@ function M.context()
         local at = 5
         for _, p in ipairs(ctx.parts or {}) do
           if p.chars > 0 then
-            table.insert(lines, at, string.format('%s    %s  %s chars', bar(p.chars, total), p.name, human(p.chars)))
+            table.insert(lines, at, row('  ' .. p.name, p.chars))
             at = at + 1
           end
         end

@@ -199,8 +199,7 @@ function render(st: meter.Status | undefined) {
   lastStatus = st ?? lastStatus;
   if (!lastStatus) {
     item.text = compacting ? '$(sync~spin) Alisio: compacting…' : meter.noSessionText;
-    item.tooltip = hasFolder() ? 'Alisio: no session in this workspace yet. Alisio: Prompt starts one. Click for the Alisio menu.'
-      : `Alisio: ${noFolder}`;
+    item.tooltip = hasFolder() ? 'Alisio: no session in this workspace yet. Alisio: Prompt starts one. Click for the Alisio menu.' : noFolder;
     item.backgroundColor = undefined;
     item.show();
     return;
@@ -270,6 +269,7 @@ function onEvent(ev: meter.AlisioEvent) {
  * to do, and gives undefined. A request cancelled through token is not a failure. */
 /** noFolder says what to do in a window without a folder: the agent works only inside one. */
 const noFolder = 'Alisio works inside a folder: open your project (File > Open Folder…) and the agent works in it.';
+// (It starts with "Alisio", so it is shown without the "Alisio: " of the other messages.)
 
 function hasFolder(): boolean {
   return (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
@@ -277,7 +277,7 @@ function hasFolder(): boolean {
 
 /** askForFolder says that Alisio needs a folder, with a button that opens one. */
 async function askForFolder() {
-  if (await vscode.window.showInformationMessage(`Alisio: ${noFolder}`, 'Open Folder') === 'Open Folder') {
+  if (await vscode.window.showInformationMessage(noFolder, 'Open Folder') === 'Open Folder') {
     await vscode.commands.executeCommand('vscode.openFolder');
   }
 }
@@ -323,6 +323,7 @@ async function refreshStatus() {
 async function startClient(context: vscode.ExtensionContext) {
   if (!hasFolder()) {
     // The server starts with the first folder (the agent never works in whatever directory VS Code runs in).
+    output.info('no folder is open: the server starts with the first folder opened or added to this window');
     render(undefined);
     void refreshChat();
     return;
@@ -364,7 +365,10 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(vscode.window.registerWebviewViewProvider('alisio.chat', chat));
   context.subscriptions.push(output, agentOutput, item, docsChanged,
     vscode.workspace.registerTextDocumentContentProvider('alisio', { onDidChange: docsChanged.event, provideTextDocumentContent: (uri) => docs.get(uri.path) ?? '' }));
-  const register = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  // Commands that reach the server ask for a folder first in a window without one (before asking for input).
+  const anywhere = new Set(['alisio.openChat', 'alisio.menu', 'alisio.showLogs']);
+  const register = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id,
+    anywhere.has(id) ? fn : (...args: unknown[]) => (hasFolder() ? fn(...args) : askForFolder())));
 
   register('alisio.compact', async (focusArg?: unknown) => {
     const focus = typeof focusArg === 'string' ? focusArg
@@ -376,6 +380,7 @@ export async function activate(context: vscode.ExtensionContext) {
     render(undefined);
     await request('alisio/compact', { session, focus: focus || undefined });
     compacting = false;
+    render(undefined); // not "compacting…" any more, whatever the status says next
     await refreshStatus();
   });
   register('alisio.recover', async () => {
@@ -510,9 +515,6 @@ export async function activate(context: vscode.ExtensionContext) {
     void vscode.window.showInformationMessage(`Alisio: ${kind === 'mcpServers' ? 'MCP server' : 'plugin'} ${name} ${disabled ? 'enabled' : 'disabled'}; it applies from the next model call.`);
   });
   register('alisio.restartServer', async () => {
-    if (!hasFolder()) {
-      return askForFolder();
-    }
     if (client) {
       await client.stop();
       client = undefined;

@@ -126,7 +126,8 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
 });
 
 test('a window without a folder starts no server; the meter, the chat and a prompt say to open one', async () => {
-  const { vscode, shown, statusItem, commands } = create({ alisio: { serverPath: '/nonexistent/alisio-lsp' } }, undefined, { infoChoice: 'Open Folder' });
+  const answers = { infoChoice: 'Open Folder' };
+  const { vscode, shown, statusItem, commands } = create({ alisio: { serverPath: '/nonexistent/alisio-lsp' } }, undefined, answers);
   let opened = 0;
   const ext = loadExtension(vscode);
   const context = { subscriptions: [], extensionPath: path.join(__dirname, '..'), extensionUri: vscode.Uri.file(path.join(__dirname, '..')) };
@@ -140,11 +141,19 @@ test('a window without a folder starts no server; the meter, the chat and a prom
   const empty = await until('the chat', () => view.posted.find((m) => m.type === 'session'));
   assert.match(empty.empty, /Alisio works inside a folder/);
   view.send({ type: 'send', text: 'list the files' });
-  await until('the question to open a folder', () => shown.info.find((m) => /^Alisio: Alisio works inside a folder/.test(m)));
+  await until('the question to open a folder', () => shown.info.find((m) => /^Alisio works inside a folder/.test(m)));
   await until('the folder picker', () => opened === 1);
+  assert.strictEqual(statusItem.tooltip, shown.info[0]);
   assert.ok(!view.posted.some((m) => m.type === 'turn'), 'a prompt that nothing can run is not drawn as sent');
-  await vscode.commands.executeCommand('alisio.showContext');
-  assert.strictEqual(shown.info.filter((m) => /inside a folder/.test(m)).length, 2);
+  // Every command that needs the server asks for a folder first: none asks for input, none says anything else.
+  answers.inputBox = () => { throw new Error('asked for input without a folder'); };
+  for (const id of ['alisio.showContext', 'alisio.compact', 'alisio.prompt', 'alisio.newSession', 'alisio.showCheckpoint', 'alisio.recover',
+    'alisio.switchSession', 'alisio.showTools', 'alisio.restartServer']) {
+    await vscode.commands.executeCommand(id);
+  }
+  assert.deepStrictEqual(shown.info.filter((m) => !/^Alisio works inside a folder/.test(m)), []);
+  assert.strictEqual(shown.info.length, 10);
+  assert.strictEqual(statusItem.text, '$(pulse) Alisio –', 'the meter must not stay on compacting');
   assert.deepStrictEqual(shown.error, []);
   await ext.deactivate();
 });

@@ -172,7 +172,7 @@ export function header(st: Status | undefined, model: string, title: string): st
     '<button data-action="switch" title="Switch session">Sessions</button><button data-action="new" title="New session">New</button>';
   if (!st) {
     return `<div class="meter"><div class="bar"><div class="fill" data-pct="0"></div></div><span class="pct">–</span></div>` +
-      `<div class="meta">${esc(model || 'no model configured')} · no session yet</div><div class="actions">${actions}</div>`;
+      `<div class="meta">${esc(model || 'no model configured')} · ${esc(title || 'no session yet')}</div><div class="actions">${actions}</div>`;
   }
   const pct = Math.round(fraction(st) * 100);
   const level = st.overHardLimit || (st.uncertainCalls?.length ?? 0) > 0 ? 'error' : pct >= 75 ? 'warning' : 'ok';

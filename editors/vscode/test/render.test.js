@@ -54,6 +54,9 @@ test('the header shows the numbers of the status bar item, the model and the win
   assert.match(render.header(status, 'qwen2.5-coder', 'fix the parser'), /data-pct="14"[\s\S]*14%[\s\S]*fix the parser · qwen2.5-coder · 128k-token window · 61k of 800k chars[\s\S]*data-action="compact"/);
   assert.match(render.header({ ...status, overHardLimit: true }, 'm', 't'), /class="meter error"[\s\S]*over limit/);
   assert.match(render.header({ ...status, windowSource: 'maxContextChars' }, 'm', 't'), /window unknown/);
+  // Before any status: the model, and why there is no session (none yet, or no folder open).
+  assert.match(render.header(undefined, '', ''), /no model configured · no session yet/);
+  assert.match(render.header(undefined, 'm', 'no folder open'), /m · no folder open/);
   assert.match(render.header(undefined, '', ''), /no model configured · no session yet/);
   assert.match(render.header(status, '<b>', '<i>'), /&lt;i&gt; · &lt;b&gt;/);
 });

@@ -146,6 +146,11 @@ func TestCLI_ImportJSONAndStdin(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.V != 1 || v.Messages != 2 || v.Session == "" {
 		t.Fatalf("import --json: %q", out)
 	}
+	// A transcript without messages makes an empty session, and says so.
+	out, errOut, code := cli(t, data, `[{"role":"system","content":"be brief"}]`, "sessions", "import", "-")
+	if code != 0 || strings.TrimSpace(out) == "" || !strings.Contains(errOut, "standard input holds no messages (besides instructions): the session starts empty") {
+		t.Fatalf("an import without messages: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
 
 func TestCLI_MalformedImportsCreateNothing(t *testing.T) {

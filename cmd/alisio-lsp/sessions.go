@@ -277,6 +277,9 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				if u := n.pending.Len(); u > 0 {
 					fmt.Fprintf(a.stderr, "alisio-lsp: %d tool call(s) have no result and are uncertain; recover them before compacting\n", u)
 				}
+				if n.messages == 0 {
+					fmt.Fprintf(a.stderr, "alisio-lsp: %s holds no messages (besides instructions): the session starts empty\n", inputName(args[0]))
+				}
 				if a.jsonOut {
 					return a.emit("", map[string]any{"session": sess.ID, "messages": n.messages})
 				}

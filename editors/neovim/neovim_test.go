@@ -279,6 +279,20 @@ func TestNeovim_SetupInInit(t *testing.T) {
 	}
 }
 
+// TestNeovim_HomeAsWorkspace: a file of no project opened from the home directory makes the home directory the
+// workspace; the user is told what the agent's tools can then reach.
+func TestNeovim_HomeAsWorkspace(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "notes.md"), []byte("# notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := nvim(t, "home_root.lua", "HOME="+home, "XDG_DATA_HOME="+t.TempDir())
+	if r.Results["root"] != home || len(r.Notes) != 1 || r.Notes[0].Level != 3 ||
+		!strings.Contains(r.Notes[0].Msg, "above notes.md: the workspace is your home directory, and the agent's tools can read and change any file in it") {
+		t.Fatalf("%+v", r)
+	}
+}
+
 // TestNeovim_MissingBinary: setup names the missing program and how to install it; :checkhealth too.
 func TestNeovim_MissingBinary(t *testing.T) {
 	r := nvim(t, "missing_binary.lua")

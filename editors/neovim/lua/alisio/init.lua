@@ -257,7 +257,17 @@ function M.start(bufnr, root)
     attach(bufnr, c.id)
     return c.id
   end
-  root = root or find_root(vim.api.nvim_buf_get_name(bufnr), cfg.root_markers)
+  if not root then
+    local found
+    root, found = find_root(vim.api.nvim_buf_get_name(bufnr), cfg.root_markers)
+    local home = (uv.os_homedir() or ''):gsub('/$', '')
+    if not found and (root == home or root == '/') then
+      -- No project above the file: the current directory is the workspace, and here that is a lot to hand over.
+      notify(string.format("no project (%s) above %s: the workspace is %s, and the agent's tools can read and change "
+        .. 'any file in it. Open files from a project directory to keep them to it.', table.concat(cfg.root_markers, ', '),
+        vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':t'), root == home and 'your home directory' or 'the whole file system'), levels.WARN)
+    end
+  end
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.window = capabilities.window or {}
   capabilities.window.workDoneProgress = true

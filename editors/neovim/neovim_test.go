@@ -154,9 +154,13 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	if cp := lines(res["checkpoint"]); !strings.Contains(cp, "# Checkpoint") || !strings.Contains(cp, "## Goal") {
 		t.Errorf("checkpoint buffer:\n%s", cp)
 	}
+	if res["view_beside_file"] != true || res["view_modifiable"] != false || res["file_after_q"] != true {
+		t.Errorf("the checkpoint view beside the file %v, modifiable %v; the file still shown after q %v",
+			res["view_beside_file"], res["view_modifiable"], res["file_after_q"])
+	}
 	t.Logf("the :AlisioContext view:\n%s", lines(res["context"]))
 	if ctx := lines(res["context"]); !strings.Contains(ctx, "tool catalog") || !strings.Contains(ctx, "Hard limit") ||
-		!strings.Contains(ctx, "Compaction starts past 85% of the window") || !strings.Contains(ctx, "Next model call: ") ||
+		!strings.Contains(ctx, "Compaction starts past 85% of limits.maxContextChars") || !strings.Contains(ctx, "the tool catalog is sent besides") || !strings.Contains(ctx, "Next model call: ") ||
 		!strings.Contains(ctx, "\n  checkpoint   ") {
 		t.Errorf("context buffer:\n%s", ctx)
 	}
@@ -239,8 +243,8 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 func TestNeovim_NoFileYet(t *testing.T) {
 	cwd := t.TempDir()
 	r := nvim(t, "no_file.lua", "ALISIO_CWD="+cwd, "XDG_DATA_HOME="+t.TempDir())
-	if note, _ := r.Results["note"].(string); !strings.Contains(note, cwd+" is in no project (no .git, go.mod, package.json)") ||
-		!strings.Contains(note, "Open a file of your project, or :AlisioRestart to start it here") || r.Results["started"] != false {
+	if note, _ := r.Results["note"].(string); !strings.Contains(note, cwd+" is in no project.") ||
+		!strings.Contains(note, "Open a file of your project, or :AlisioRestart to start here") || r.Results["started"] != false {
 		t.Fatalf("%+v", r.Results)
 	}
 	if r.Results["log_opened"] != true || r.Results["restart_note"] != "Alisio: alisio-lsp started for "+cwd {

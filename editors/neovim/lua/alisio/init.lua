@@ -350,8 +350,8 @@ function M.start_here()
   local cfg = state.config or M.defaults
   local root, found = find_root('', cfg.root_markers)
   if not found then
-    notify(string.format('alisio-lsp has not started: %s is in no project (no %s). Open a file of your project, '
-      .. 'or :AlisioRestart to start it here.', vim.fn.fnamemodify(root, ':~'), table.concat(cfg.root_markers, ', ')), levels.WARN)
+    notify(string.format('alisio-lsp has not started: %s is in no project. Open a file of your project, or :AlisioRestart to start here.',
+      vim.fn.fnamemodify(root, ':~')), levels.WARN)
     return false
   end
   if not M.start(vim.api.nvim_get_current_buf(), root) then
@@ -522,16 +522,22 @@ local function scratch(name, lines, ft)
   end
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = ft or 'markdown'
   vim.bo[buf].bufhidden = 'hide'
+  local shown = vim.fn.bufwinid(buf)
+  if shown ~= -1 then
+    vim.api.nvim_set_current_win(shown)
+    return buf
+  end
+  -- A view gets a window of its own, as :help does: never the chat's (its folds would hide lines) nor the
+  -- input's (four lines, and no place left to type), nor the file the user was editing. It splits the window
+  -- the user came from, or another one, or opens on the left when only the chat is shown.
   local function in_chat()
     local cur = vim.api.nvim_get_current_buf()
     return chat.buf() ~= nil and (cur == chat.buf() or cur == chat.input_buf())
   end
   if in_chat() then
-    -- Not over the chat or its input: the view would take the chat window's folds (hiding its lines), or
-    -- squeeze into the input's four lines and leave no place to type. The window the user came from,
-    -- another one, or a new one on the left.
     vim.cmd('silent! wincmd p')
     for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
       if not in_chat() then
@@ -541,12 +547,11 @@ local function scratch(name, lines, ft)
         vim.api.nvim_set_current_win(w)
       end
     end
-    if in_chat() then
-      vim.cmd('topleft vsplit')
-    end
   end
+  vim.cmd(in_chat() and 'topleft vsplit' or 'split')
   vim.cmd('buffer ' .. buf)
   vim.wo.foldenable = false
+  vim.wo.wrap, vim.wo.linebreak = true, true
   vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '', { noremap = true, silent = true, desc = 'Alisio: close this view', callback = function()
     if #vim.api.nvim_tabpage_list_wins(0) > 1 then
       vim.cmd('close')
@@ -619,6 +624,7 @@ function M.context()
       return
     end
     local total = (st.usedChars or 0) + (st.toolsChars or 0)
+    local unknown_window = (st.windowSource or ''):find('^maxContextChars') ~= nil
     -- One row a part: its name, its size, then its share of the request as a bar (20 cells: the row fits a
     -- half-width window, and a narrower one cuts the bar, not the name).
     local function row(name, chars)
@@ -628,18 +634,22 @@ function M.context()
     local lines = {
       '# Context of session ' .. (st.session or '?'),
       '',
+      string.format('A request sends %s chars; the bars are shares of it.', human(total)),
+      '',
       row('instructions', st.instructionsChars or 0),
       row('transcript', st.transcriptChars or 0),
       row('tool catalog', st.toolsChars or 0),
       '',
-      ((st.windowSource or ''):find('^maxContextChars') and
-        string.format("Hard limit: %s of %s chars. Estimated %s tokens; the model's window is unknown, so limits.maxContextChars stands in for it.",
-          human(st.usedChars), human(st.hardLimit), human(st.estimatedTokens))
-        or string.format('Hard limit: %s of %s chars. Estimated %s tokens of a %s-token window (%s).', human(st.usedChars), human(st.hardLimit),
-          human(st.estimatedTokens), human(st.window), st.windowSource or '?')),
-      string.format('Compaction starts past %.0f%% of the window (the request is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%). Next model call: %s.',
-        (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100,
-        (st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce' and 'trims large tool outputs to fit' or 'sends as is'),
+      string.format('Hard limit: %s of %s chars (instructions and transcript; the tool catalog is sent besides).',
+        human(st.usedChars), human(st.hardLimit)),
+      unknown_window and string.format("Estimated %s tokens; the model's window is unknown. Compaction starts past %.0f%% of "
+          .. 'limits.maxContextChars (the session is at %.0f%% of that point).', human(st.estimatedTokens), (st.threshold or 0) * 100,
+          (st.charsFraction or 0) * 100)
+        or string.format('Estimated %s tokens of a %s-token window (%s). Compaction starts past %.0f%% of the window (the request '
+          .. 'is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%).', human(st.estimatedTokens), human(st.window),
+          st.windowSource or '?', (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100),
+      'Next model call: ' .. ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
+        and 'trims large tool outputs to fit' or 'sends as is') .. '.',
     }
     if st.uncertainCalls and #st.uncertainCalls > 0 then
       table.insert(lines, 'Uncertain tool calls: ' .. table.concat(st.uncertainCalls, ', ') .. ' (:AlisioRecover)')
@@ -647,7 +657,7 @@ function M.context()
     -- The transcript by kind, under its line (the daemon counts it: the transcript itself never comes here).
     request('alisio/context', { session = st.session }, function(cerr, ctx)
       if not cerr and ctx then
-        local at = 5
+        local at = 7 -- under the transcript's row
         for _, p in ipairs(ctx.parts or {}) do
           if p.chars > 0 then
             table.insert(lines, at, row('  ' .. p.name, p.chars))

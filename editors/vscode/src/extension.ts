@@ -132,7 +132,8 @@ async function refreshChat(earlier = false) {
 /** runTurn sends text to the agent; the chat shows the turn as it streams. */
 async function runTurn(text: string) {
   if (!client && !hasFolder()) {
-    return askForFolder(); // not drawn as sent: nothing can run it
+    chat.post({ type: 'unsent', text }); // not drawn as sent, and kept in the input: nothing can run it yet
+    return askForFolder();
   }
   if (turn) {
     void vscode.window.showWarningMessage('Alisio: a turn is already running; wait for it or press Stop.');
@@ -440,6 +441,12 @@ export async function activate(context: vscode.ExtensionContext) {
       { label: '$(debug-restart) Restart Server', command: 'alisio.restartServer' },
       { label: '$(output) Show Logs', command: 'alisio.showLogs' },
     ];
+    if (!hasFolder()) {
+      // Everything else needs the server, which starts with a folder.
+      items.splice(0, items.length, { label: '$(folder-opened) Open Folder', description: 'Alisio works inside a folder', command: 'vscode.openFolder' },
+        { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
+        { label: '$(output) Show Logs', command: 'alisio.showLogs' });
+    }
     const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Alisio' });
     if (pick) {
       await vscode.commands.executeCommand(pick.command);

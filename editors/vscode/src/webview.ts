@@ -88,6 +88,10 @@ window.addEventListener('message', (e: MessageEvent) => {
       }
       break;
     }
+    case 'unsent': // nothing could run the prompt (no folder): it goes back into the input, not lost
+      input.value = m.text;
+      vscode.setState({ draft: m.text });
+      break;
     case 'done':
       running(false);
       if (m.error) {

@@ -145,6 +145,11 @@ test('a window without a folder starts no server; the meter, the chat and a prom
   await until('the folder picker', () => opened === 1);
   assert.strictEqual(statusItem.tooltip, shown.info[0]);
   assert.ok(!view.posted.some((m) => m.type === 'turn'), 'a prompt that nothing can run is not drawn as sent');
+  assert.ok(view.posted.some((m) => m.type === 'unsent' && m.text === 'list the files'), 'the prompt goes back into the input');
+  let menu;
+  answers.quickPick = (items) => { menu = items.map((i) => i.label); return undefined; };
+  await vscode.commands.executeCommand('alisio.menu');
+  assert.deepStrictEqual(menu, ['$(folder-opened) Open Folder', '$(comment-discussion) Open Chat', '$(output) Show Logs']);
   // Every command that needs the server asks for a folder first: none asks for input, none says anything else.
   answers.inputBox = () => { throw new Error('asked for input without a folder'); };
   for (const id of ['alisio.showContext', 'alisio.compact', 'alisio.prompt', 'alisio.newSession', 'alisio.showCheckpoint', 'alisio.recover',

@@ -231,6 +231,9 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 		t.Errorf(":AlisioContext from the chat: %v lines folded away, chat still shown %v:\n%s",
 			r.Results["context_hidden_lines"], r.Results["chat_still_shown"], lines(r.Results["context_lines"]))
 	}
+	if r.Results["hint_empty"] != float64(1) || r.Results["hint_typed"] != float64(0) || r.Results["hint_emptied"] != float64(1) {
+		t.Errorf("the input's placeholder: %v when empty, %v once typed in, %v emptied again", r.Results["hint_empty"], r.Results["hint_typed"], r.Results["hint_emptied"])
+	}
 	if r.Results["closed_by_q"] != true || r.Results["input_still_shown"] != true || r.Results["input_back"] != true {
 		t.Errorf("q closes the view %v; the input keeps its window under :AlisioContext %v, and comes back with :Alisio %v",
 			r.Results["closed_by_q"], r.Results["input_still_shown"], r.Results["input_back"])

@@ -47,6 +47,18 @@ vim.api.nvim_set_current_win(vim.fn.bufwinid(chat.input_buf()))
 vim.cmd('AlisioContext')
 H.wait(5000, function() return vim.fn.bufwinid('alisio://context') ~= -1 end, 'the context view again')
 H.record('input_still_shown', vim.fn.bufwinid(chat.input_buf()) ~= -1)
+-- The empty input shows how to send as a placeholder, gone once something is typed.
+local ns = vim.api.nvim_create_namespace('alisio_input_hint')
+local function hints() return #vim.api.nvim_buf_get_extmarks(chat.input_buf(), ns, 0, -1, {}) end
+H.record('hint_empty', hints())
+vim.api.nvim_set_current_win(vim.fn.bufwinid(chat.input_buf()))
+vim.api.nvim_feedkeys('ihello', 'xt', false)
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Esc>', true, false, true), 'xt', false)
+vim.wait(200, function() return hints() == 0 end, 10)
+H.record('hint_typed', hints())
+vim.api.nvim_buf_set_lines(chat.input_buf(), 0, -1, false, {}) -- as a send empties it
+vim.wait(200, function() return hints() == 1 end, 10)
+H.record('hint_emptied', hints())
 -- An input window closed by the user comes back with :Alisio.
 vim.api.nvim_win_close(vim.fn.bufwinid(chat.input_buf()), true)
 vim.cmd('Alisio')

@@ -328,6 +328,8 @@ local function scratch(name, ft)
   return buf
 end
 
+local hint
+
 --- open shows the chat split (creating it when needed) with the input window below, and returns the chat buffer.
 --- actions: { send = fn(text), stop = fn(), earlier = fn() }.
 function M.open(actions)
@@ -381,7 +383,35 @@ function M.open(actions)
     end
   end, 'Alisio: show earlier messages, or open/close a fold')
   map(state.input, 'i', '<C-s>', send, 'Alisio: send')
+  hint(state.input)
   return state.buf
+end
+
+local HINT_NS = vim.api.nvim_create_namespace('alisio_input_hint')
+M.INPUT_HINT = 'Ask here · <CR> or <C-s> sends · <C-c> stops · q closes'
+
+-- hint shows M.INPUT_HINT in the empty input, as a placeholder (virtual text, not in the buffer), and takes it
+-- away as soon as something is typed.
+hint = function(buf)
+  local function update()
+    vim.api.nvim_buf_clear_namespace(buf, HINT_NS, 0, -1)
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    if #lines <= 1 and (lines[1] or '') == '' then
+      vim.api.nvim_buf_set_extmark(buf, HINT_NS, 0, 0, { virt_text = { { M.INPUT_HINT, 'Comment' } }, virt_text_pos = 'overlay' })
+    end
+  end
+  update()
+  if not vim.b[buf].alisio_hint then
+    vim.b[buf].alisio_hint = true
+    -- Every change, typed or made by the plugin (the input is emptied when it sends).
+    vim.api.nvim_buf_attach(buf, false, { on_lines = function()
+      vim.schedule(function()
+        if vim.api.nvim_buf_is_valid(buf) then
+          update()
+        end
+      end)
+    end })
+  end
 end
 
 --- close closes the chat and input windows (the buffers stay for the next :Alisio).

@@ -94,7 +94,7 @@ let chatRequests = 0;
 async function refreshChat(earlier = false) {
   const model = String((settings().provider as { model?: string } | undefined)?.model || '');
   if (!client) {
-    chat.post({ type: 'session', messages: [], uncertain: [], model, running: false, ...(hasFolder() ? {} : { title: 'no folder open', empty: noFolder }) });
+    chat.post({ type: 'session', messages: [], uncertain: [], model, running: false, ...(hasFolder() ? {} : { title: 'no folder open', empty: noFolder, openFolder: true }) });
     return;
   }
   if (!session && !lastStatus) {
@@ -163,6 +163,9 @@ async function onChatAction(a: ChatAction) {
       return refreshChat();
     case 'earlier':
       return refreshChat(true);
+    case 'openFolder':
+      await vscode.commands.executeCommand('vscode.openFolder');
+      return;
     case 'send':
       return runTurn(a.text);
     case 'stop':

@@ -46,6 +46,9 @@ window.addEventListener('message', (e: MessageEvent) => {
         // Loading earlier messages keeps in view what the user was reading; any other redraw goes to the end.
         const fromEnd = log.scrollHeight - log.scrollTop;
         log.innerHTML = conversation((m.messages || []) as ChatMessage[], m.uncertain || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 }, m.empty);
+        if (m.openFolder) {
+          log.querySelector('.empty')?.insertAdjacentHTML('beforeend', ' <button data-action="openFolder">Open Folder</button>');
+        }
         if (m.keepScroll) {
           log.scrollTop = log.scrollHeight - fromEnd;
         } else {

@@ -140,9 +140,12 @@ test('a window without a folder starts no server; the meter, the chat and a prom
   view.send({ type: 'ready' });
   const empty = await until('the chat', () => view.posted.find((m) => m.type === 'session'));
   assert.match(empty.empty, /Alisio works inside a folder/);
+  assert.strictEqual(empty.openFolder, true, 'the empty chat offers Open Folder');
   view.send({ type: 'send', text: 'list the files' });
   await until('the question to open a folder', () => shown.info.find((m) => /^Alisio works inside a folder/.test(m)));
   await until('the folder picker', () => opened === 1);
+  view.send({ type: 'openFolder' }); // the chat's Open Folder button
+  await until('the folder picker from the chat', () => opened === 2);
   assert.strictEqual(statusItem.tooltip, shown.info[0]);
   assert.ok(!view.posted.some((m) => m.type === 'turn'), 'a prompt that nothing can run is not drawn as sent');
   assert.ok(view.posted.some((m) => m.type === 'unsent' && m.text === 'list the files'), 'the prompt goes back into the input');

@@ -245,8 +245,6 @@ func TestCLI_DaemonLifecycleAndLock(t *testing.T) {
 	mustCLI(t, data, "sessions", "list")
 }
 
-// TestCLI_ContextCountsTheAgentsInstructions: the context command counts what a request of the daemon sends as
-// instructions — the agent's own, then the session's (here an imported system prompt) — not the session's alone.
 // TestCLI_ContextCountsTheAgentsInstructions: `context` counts what the daemon sends (the agent's instructions
 // and the session's, the tool catalog), and `sessions show` gives the same size, in JSON and in words.
 func TestCLI_ContextCountsTheAgentsInstructions(t *testing.T) {

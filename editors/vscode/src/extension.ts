@@ -269,8 +269,6 @@ function onEvent(ev: meter.AlisioEvent) {
   }
 }
 
-/** request sends a request to the server; a failure is shown to the user (and to onError, when given) with what
- * to do, and gives undefined. A request cancelled through token is not a failure. */
 /** noFolder says what to do in a window without a folder: the agent works only inside one. */
 const noFolder = 'Alisio works inside a folder: open your project (File > Open Folder…) and the agent works in it.';
 // (It starts with "Alisio", so it is shown without the "Alisio: " of the other messages.)
@@ -286,6 +284,8 @@ async function askForFolder() {
   }
 }
 
+/** request sends a request to the server; a failure is shown to the user (and to onError, when given) with what
+ * to do, and gives undefined. A request cancelled through token is not a failure. */
 async function request<T>(method: string, params: Record<string, unknown>, token?: vscode.CancellationToken, onError?: (message: string) => void): Promise<T | undefined> {
   if (!client && !hasFolder()) {
     onError?.(noFolder);
@@ -433,7 +433,12 @@ export async function activate(context: vscode.ExtensionContext) {
     }
   });
   register('alisio.menu', async () => {
-    const items = [
+    // Without a folder, everything but the chat and the logs needs the server, which starts with a folder.
+    const items = !hasFolder() ? [
+      { label: '$(folder-opened) Open Folder', description: 'Alisio works inside a folder', command: 'vscode.openFolder' },
+      { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
+      { label: '$(output) Show Logs', command: 'alisio.showLogs' },
+    ] : [
       { label: '$(fold) Compact', description: 'summarize the older conversation now', command: 'alisio.compact' },
       { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
       { label: '$(graph) Show Context', description: 'what fills the context', command: 'alisio.showContext' },
@@ -444,12 +449,6 @@ export async function activate(context: vscode.ExtensionContext) {
       { label: '$(debug-restart) Restart Server', command: 'alisio.restartServer' },
       { label: '$(output) Show Logs', command: 'alisio.showLogs' },
     ];
-    if (!hasFolder()) {
-      // Everything else needs the server, which starts with a folder.
-      items.splice(0, items.length, { label: '$(folder-opened) Open Folder', description: 'Alisio works inside a folder', command: 'vscode.openFolder' },
-        { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
-        { label: '$(output) Show Logs', command: 'alisio.showLogs' });
-    }
     const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Alisio' });
     if (pick) {
       await vscode.commands.executeCommand(pick.command);

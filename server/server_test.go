@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -458,6 +459,16 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("a truncated body: %v", m)
 	}
 	answered("a truncated body", 13)
+	// A Content-Length 1 to 19 bytes too large takes the start of the next frame's header: the request is
+	// answered with its own id and the next one is read.
+	for extra := 1; extra <= 19; extra++ {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"alisio/sessions"}`, 100+extra)
+		send(fmt.Sprintf("Content-Length: %d\r\n\r\n%s%s", len(body)+extra, body, ping(200+extra)))
+		if m := read(); errCode(m) != -32600 || m["id"] != float64(100+extra) || !strings.Contains(fmt.Sprint(m["error"]), "larger than the message") {
+			t.Fatalf("Content-Length %d bytes too large: %v", extra, m)
+		}
+		answered(fmt.Sprintf("a Content-Length %d bytes too large", extra), 200+extra)
+	}
 	send(servertest.Frame(`{"jsonrpc":"2.0","id":null,"method":"alisio/sessions"}`))
 	if m := read(); errCode(m) != -32600 || m["id"] != nil {
 		t.Fatalf("id null: %v", m)
@@ -744,5 +755,29 @@ func TestSessionPages(t *testing.T) {
 	}
 	if sum != after.Head.Totals.Chars || parts.Parts[0].Chars != len("checkpoint") {
 		t.Fatalf("context parts %+v add up to %d; the transcript has %d chars", parts.Parts, sum, after.Head.Totals.Chars)
+	}
+}
+
+// TestBadFramesKeepMemoryBounded reads 20,000 malformed frames then a valid one: skipping each bad frame
+// must not keep anything (each used to stack a new 64 KiB reader, 1.3 GB here).
+func TestBadFramesKeepMemoryBounded(t *testing.T) {
+	var input strings.Builder
+	for range 20_000 {
+		input.WriteString("Content-Length: 99999999999\r\n\r\n")
+	}
+	input.WriteString(servertest.Frame(`{"jsonrpc":"2.0","id":7,"method":"alisio/sessions"}`))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fr := server.NewFrameReader(strings.NewReader(input.String()), io.Discard, 0)
+	body, err := fr.Next()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(fr)
+	if err != nil || !strings.Contains(string(body), `"id":7`) {
+		t.Fatalf("the valid frame after the bad ones: %q, %v", body, err)
+	}
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 16<<20 {
+		t.Fatalf("skipping 20,000 bad frames kept %d MiB", grown>>20)
 	}
 }

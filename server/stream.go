@@ -23,7 +23,10 @@ const DefaultMaxFrame = 64 << 20
 // response (id null) and skipped, and reading resumes at the next Content-Length header, instead of failing
 // the connection (jsonrpc2's stream) or swallowing the requests that follow. Writes are serialized.
 type stream struct {
-	in       *bufio.Reader
+	in *bufio.Reader
+	// pushed holds input put back in front of the rest (unread); in reads from it first, so that skipping a
+	// bad frame reuses in's buffer instead of stacking a new reader per skip.
+	pushed   *pushback
 	out      io.Writer
 	closer   io.Closer
 	maxFrame int64
@@ -35,7 +38,23 @@ func newStream(rwc io.ReadWriteCloser, maxFrame int64, onBad func(string)) *stre
 	if maxFrame <= 0 {
 		maxFrame = DefaultMaxFrame
 	}
-	return &stream{in: bufio.NewReaderSize(rwc, 64<<10), out: rwc, closer: rwc, maxFrame: maxFrame, onBad: onBad}
+	pushed := &pushback{src: rwc}
+	return &stream{in: bufio.NewReaderSize(pushed, 64<<10), pushed: pushed, out: rwc, closer: rwc, maxFrame: maxFrame, onBad: onBad}
+}
+
+// pushback reads what was put back first, then its source.
+type pushback struct {
+	pending []byte
+	src     io.Reader
+}
+
+func (p *pushback) Read(b []byte) (int, error) {
+	if len(p.pending) > 0 {
+		n := copy(b, p.pending)
+		p.pending = p.pending[n:]
+		return n, nil
+	}
+	return p.src.Read(b)
 }
 
 // errBadFrame marks a frame that was answered with an error and skipped.
@@ -83,6 +102,13 @@ func (s *stream) readOne() ([]byte, jsonrpc2.Message, int64, error) {
 	}
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
+		if end, ok := overlongBody(data); ok {
+			// A Content-Length larger than the message: the bytes after it are the start of the next frame's
+			// header. Answer this request, and read that frame.
+			s.unread(data[end:])
+			s.bad(leadingID(data[:end]), jsonrpc2.InvalidRequest, fmt.Sprintf("Content-Length %d is larger than the message (%d bytes): nothing was run", length, end))
+			return nil, nil, total, errBadFrame
+		}
 		if i := nextHeader(data); i >= 0 {
 			// A body cut short: the next frame's header arrived inside it. Answer, and read that frame.
 			s.unread(data[i:])
@@ -304,9 +330,39 @@ func (s *stream) resync() error {
 	}
 }
 
-// unread puts b back in front of the input.
+// unread puts b back in front of the input (ahead of what in had buffered), keeping in and its buffer.
 func (s *stream) unread(b []byte) {
-	s.in = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), s.in), 64<<10)
+	buffered, _ := s.in.Peek(s.in.Buffered())
+	pending := make([]byte, 0, len(b)+len(buffered)+len(s.pushed.pending))
+	pending = append(append(append(pending, b...), buffered...), s.pushed.pending...)
+	s.pushed.pending = pending
+	s.in.Reset(s.pushed)
+}
+
+// overlongBody reports whether data is one whole JSON object followed only by the start of a header line
+// ("Content-Length: 12" cut anywhere): a frame whose Content-Length counted some bytes of the next frame.
+// end is where the object ends.
+func overlongBody(data []byte) (end int, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var obj json.RawMessage
+	if err := dec.Decode(&obj); err != nil || len(obj) == 0 || obj[0] != '{' {
+		return 0, false
+	}
+	end = int(dec.InputOffset())
+	rest := bytes.TrimLeft(data[end:], " \t\r\n")
+	if len(rest) == 0 {
+		return 0, false
+	}
+	end = len(data) - len(rest)
+	lower := bytes.ToLower(rest)
+	if len(lower) <= len(contentLength) {
+		return end, strings.HasPrefix(contentLength, string(lower))
+	}
+	if !bytes.HasPrefix(lower, []byte(contentLength)) {
+		return 0, false
+	}
+	digits := bytes.TrimLeft(lower[len(contentLength):], " ")
+	return end, len(bytes.Trim(digits, "0123456789\r\n")) == 0
 }
 
 const contentLength = "content-length:"

@@ -159,14 +159,15 @@ func (a *app) forward(ctx context.Context) error {
 }
 
 // startOwner starts the shared daemon for dataDir in its own session, detached from the editor, logging to
-// dataDir/daemon.log.
-func (a *app) startOwner(dataDir string) error {
+// dataDir/daemon.log; exited receives nil when it leaves because another daemon owns dataDir (its exit code 0),
+// else why it stopped.
+func (a *app) startOwner(dataDir string) (exited <-chan error, err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	args := []string{"daemon", "--data-dir", dataDir, "--log-file", filepath.Join(dataDir, "daemon.log"), "--log-level", a.logLevel}
 	if a.configPath != "" {
@@ -178,10 +179,11 @@ func (a *app) startOwner(dataDir string) error {
 	cmd := exec.Command(exe, args...)
 	osproc.Detach(cmd)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s daemon: %w", exe, err)
+		return nil, fmt.Errorf("starting %s daemon: %w", exe, err)
 	}
-	go func() { _ = cmd.Wait() }() // reap it if it exits while this forwarder runs
-	return nil
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }() // reaps it if it exits while this forwarder runs
+	return done, nil
 }
 
 // stdio is the daemon's JSON-RPC stream: stdin and stdout (logs never go there).

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -26,7 +27,9 @@ type Forwarder struct {
 	// DataDir resolves the data directory, given the initializationOptions of the editor's initialize.
 	DataDir func(initializationOptions json.RawMessage) (string, error)
 	// StartOwner starts an owner process for dataDir in the background (several may race: one wins the lock).
-	StartOwner func(dataDir string) error
+	// exited receives the process's end: nil when it left because another owner holds the data directory (the
+	// forwarder then waits for that one), else why it failed (the forwarder stops waiting and says so).
+	StartOwner func(dataDir string) (exited <-chan error, err error)
 	// ConnectTimeout bounds the wait for an owner to listen (default 15 s).
 	ConnectTimeout time.Duration
 
@@ -38,9 +41,10 @@ type Forwarder struct {
 	// replayed initialize to be answered.
 	gate sync.RWMutex
 
-	mu     sync.Mutex
-	conn   net.Conn
-	replay [][]byte // initialize (with its id replaced), initialized, the last settings
+	mu       sync.Mutex
+	conn     net.Conn
+	replay   [][]byte // initialize (with its id replaced), initialized
+	settings []byte   // the editor's last workspace/didChangeConfiguration, replayed after them
 	// connected is set once a first owner answered; from then on the data directory is never made again.
 	connected bool
 	inflight  map[string]json.RawMessage // request id (as text) → id
@@ -124,6 +128,7 @@ func (f *Forwarder) connect(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(f.ConnectTimeout)
 	started := false
+	var exited <-chan error
 	for {
 		conn, err := net.DialTimeout("unix", path, time.Second)
 		if err == nil {
@@ -136,7 +141,8 @@ func (f *Forwarder) connect(ctx context.Context) error {
 			conn.Close()
 		}
 		if !started {
-			if serr := f.StartOwner(f.dataDir); serr != nil {
+			var serr error
+			if exited, serr = f.StartOwner(f.dataDir); serr != nil {
 				return fmt.Errorf("starting the shared daemon: %w", serr)
 			}
 			started = true
@@ -144,7 +150,14 @@ func (f *Forwarder) connect(ctx context.Context) error {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("the shared daemon did not answer on %s within %v (see %s/daemon.log): %w", path, f.ConnectTimeout, f.dataDir, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case failed := <-exited:
+			if failed != nil {
+				return fmt.Errorf("the shared daemon stopped while starting (%v); its log is %s", failed, filepath.Join(f.dataDir, "daemon.log"))
+			}
+			exited = nil // another owner holds the data directory: wait for it to listen
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
@@ -189,8 +202,10 @@ func (f *Forwarder) fromEditor(body []byte) (exit bool) {
 			replay, _ := json.Marshal(v)
 			f.replay = append(f.replay, replay)
 		}
-	case m.Method == "initialized" || m.Method == "workspace/didChangeConfiguration":
+	case m.Method == "initialized":
 		f.replay = append(f.replay, body)
+	case m.Method == "workspace/didChangeConfiguration":
+		f.settings = body // only the last settings are replayed
 	case m.Method == "shutdown":
 		f.shutdown = true
 	case m.Method == "exit":
@@ -306,6 +321,9 @@ func (f *Forwarder) recover(ctx context.Context) (*bufio.Reader, error) {
 	}
 	f.mu.Lock()
 	conn, replay := f.conn, append([][]byte(nil), f.replay...)
+	if f.settings != nil {
+		replay = append(replay, f.settings)
+	}
 	f.mu.Unlock()
 	r := bufio.NewReader(conn)
 	for i, body := range replay {

@@ -57,7 +57,9 @@ func (o *lspOwner) received() []string {
 	return append([]string(nil), o.methods...)
 }
 
-func frame(body string) string { return "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body }
+func frame(body string) string {
+	return "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+}
 
 // TestForwarder_ReplaysOnlyTheLastSettings: an editor that changed its settings 300 times gets, after its
 // daemon died, initialize, initialized and its last settings replayed to the new one — not all 300 (the

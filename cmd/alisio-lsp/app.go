@@ -37,12 +37,18 @@ type app struct {
 	// for a command the shared daemon runs for a CLI, that CLI's.
 	cwd string
 	// store, when set, is the shared daemon's own store: commands use it instead of opening the data
-	// directory's (which the daemon holds).
-	store *storage.Store
+	// directory's (which the daemon holds); daemonDataDir is that daemon's data directory.
+	store         *storage.Store
+	daemonDataDir string
 	// args are the command line, passed to the shared daemon when it holds the store, with standard input
 	// when readsStdin says the command reads it.
 	args       []string
 	readsStdin bool
+	// logSink is where this process's logs go when --log-file names a file; remoteLog, set for a command the
+	// shared daemon runs for a CLI, is where that command's logs go instead (back to the CLI, which writes
+	// them to its own --log-file: the daemon never opens a file a request names).
+	logSink   io.Writer
+	remoteLog io.Writer
 }
 
 // newRootCommand builds the command tree; the app it returns reports the error Execute returns (fail).
@@ -174,13 +180,17 @@ func (a *app) setup(cmd *cobra.Command) error {
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	encoder := zapcore.NewJSONEncoder(enc)
 	sink := zapcore.Lock(zapcore.AddSync(a.stderr))
-	if a.logFile != "" {
+	switch {
+	case a.logFile != "" && a.remoteLog != nil:
+		sink = zapcore.Lock(zapcore.AddSync(a.remoteLog))
+	case a.logFile != "":
 		f, err := os.OpenFile(a.path(a.logFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return fmt.Errorf("opening --log-file: %w", err)
 		}
+		a.logSink = f
 		sink = zapcore.Lock(f)
-	} else {
+	default:
 		enc.TimeKey, enc.CallerKey = "", ""
 		enc.EncodeLevel = zapcore.CapitalLevelEncoder
 		encoder = zapcore.NewConsoleEncoder(enc)
@@ -196,6 +206,13 @@ func (a *app) setup(cmd *cobra.Command) error {
 	a.dataDir = a.path(a.dataDir) // relative paths are the caller's, also inside the shared daemon
 	if a.dataDir == "" {
 		a.dataDir = a.cfg.DataDir
+	}
+	if a.daemonDataDir != "" {
+		// Inside the shared daemon: the command uses the daemon's store, never another data directory.
+		if dir, err := storage.DataDir(a.dataDir); err != nil || filepath.Clean(dir) != filepath.Clean(a.daemonDataDir) {
+			return fmt.Errorf("the shared daemon of %s cannot run a command for the data directory %s", a.daemonDataDir, dir)
+		}
+		a.log.Debug("running a command for a command line", zap.String("command", cmd.CommandPath()), zap.String("dir", a.cwd))
 	}
 	return nil
 }
@@ -222,14 +239,11 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 	if errors.Is(err, storage.ErrLocked) && a.args != nil {
 		// The shared daemon holds the store: it runs the command.
 		dir, _ := storage.DataDir(a.dataDir)
-		var stdin []byte
+		var stdin io.Reader
 		if a.readsStdin {
-			var rerr error
-			if stdin, rerr = io.ReadAll(a.stdin); rerr != nil {
-				return fmt.Errorf("reading stdin: %w", rerr)
-			}
+			stdin = a.stdin
 		}
-		if code, ok := shared.RunRemote(dir, a.args, a.cwd, string(stdin), version(), a.stdout, a.stderr); ok {
+		if code, ok := shared.RunRemote(dir, a.args, a.cwd, stdin, version(), a.stdout, a.stderr, a.logSink); ok {
 			return exitCode(code)
 		}
 	}

@@ -82,9 +82,9 @@ func (a *app) daemonCommand() *cobra.Command {
 					}
 					server.Serve(ctx, conn, server.Options{Config: cfg, ConfigProblem: cfgErr, Store: st, Log: a.log, Provider: provider.DefaultOptions(), Version: version()})
 				},
-				RunCLI: func(ctx context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
+				RunCLI: func(ctx context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr, log io.Writer) int {
 					root, sub := newRootCommand(stdin, stdout, stderr)
-					sub.store, sub.cwd = st, cwd
+					sub.store, sub.daemonDataDir, sub.cwd, sub.remoteLog = st, dir, cwd, log
 					root.SetArgs(args)
 					if err := root.ExecuteContext(ctx); err != nil {
 						sub.fail(err)

@@ -19,7 +19,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -32,8 +31,20 @@ import (
 )
 
 // ProtocolVersion is the "v" of the hello lines; a forwarder and an owner of different versions still speak
-// LSP to each other, and the forwarder warns the user.
-const ProtocolVersion = 1
+// LSP to each other, and the forwarder warns the user. Version 2: a CLI's standard input follows its hello
+// as "stdin" lines, and the command's logs come back as "log" lines.
+const ProtocolVersion = 2
+
+// Bounds of what a client may send before it is known to be one: the hello line's size, and the time it has
+// to send it. A longer or slower hello is refused and the connection closed.
+const (
+	maxHello     = 4 << 20
+	helloTimeout = 10 * time.Second
+	// maxInputLine bounds one "stdin" line of a CLI (its chunks are 32 KiB).
+	maxInputLine = 1 << 20
+	// inputChunk is how much of its standard input a CLI sends per line.
+	inputChunk = 32 << 10
+)
 
 // DefaultIdle is how long an owner with no client stays up.
 const DefaultIdle = 5 * time.Minute
@@ -45,8 +56,12 @@ type Hello struct {
 	Version string   `json:"version"`
 	Args    []string `json:"args,omitempty"`
 	Dir     string   `json:"dir,omitempty"`
-	// Stdin is what the command line had read from its standard input (sessions import -).
-	Stdin string `json:"stdin,omitempty"`
+}
+
+// input is a line a CLI sends after its hello: a chunk of its standard input, or its end.
+type input struct {
+	Stdin []byte `json:"stdin,omitempty"`
+	EOF   bool   `json:"eof,omitempty"`
 }
 
 // Welcome answers a Hello.
@@ -153,8 +168,9 @@ type Owner struct {
 	Log  *zap.Logger
 	// ServeLSP runs one editor's LSP session on conn until it ends.
 	ServeLSP func(ctx context.Context, conn io.ReadWriteCloser)
-	// RunCLI runs one command line in dir with the owner's store and returns its exit code.
-	RunCLI func(ctx context.Context, args []string, dir string, stdin io.Reader, stdout, stderr io.Writer) int
+	// RunCLI runs one command line in dir with the owner's store and returns its exit code; the command's logs
+	// go to log (the CLI writes them where its --log-file says).
+	RunCLI func(ctx context.Context, args []string, dir string, stdin io.Reader, stdout, stderr, log io.Writer) int
 }
 
 // Run listens until ctx ends or no client came for Idle. The caller holds Lock(DataDir).
@@ -246,7 +262,9 @@ func (o *Owner) Run(ctx context.Context) error {
 func (o *Owner) handle(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	r := bufio.NewReader(conn)
-	line, err := r.ReadBytes('\n')
+	_ = conn.SetReadDeadline(time.Now().Add(helloTimeout))
+	line, err := readLine(r, maxHello)
+	_ = conn.SetReadDeadline(time.Time{})
 	var hello Hello
 	if err == nil {
 		err = json.Unmarshal(line, &hello)
@@ -263,20 +281,91 @@ func (o *Owner) handle(ctx context.Context, conn net.Conn) {
 	case "lsp":
 		o.ServeLSP(ctx, readWriteCloser{r, conn})
 	case "cli":
-		// The command stops when its CLI goes away (Ctrl-C, killed): the CLI sends nothing more, so the end of
-		// its side of the connection is that.
+		// The CLI's standard input arrives as it is read (a pipe: bounded memory, whatever its size); after its
+		// end the CLI sends nothing more, so the end of its side of the connection is the CLI going away
+		// (Ctrl-C, killed), which stops the command.
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		stdin, stdinW := io.Pipe()
+		defer stdin.Close()
 		go func() {
-			_, _ = io.Copy(io.Discard, r)
+			err := copyInput(r, stdinW)
+			stdinW.CloseWithError(err)
+			if err == nil {
+				_, _ = io.Copy(io.Discard, r)
+			}
 			cancel()
 		}()
 		out := &lineWriter{enc: json.NewEncoder(conn)}
-		code := o.RunCLI(ctx, hello.Args, hello.Dir, strings.NewReader(hello.Stdin), out.stream("stdout"), out.stream("stderr"))
+		code := o.RunCLI(ctx, hello.Args, hello.Dir, stdin, out.stream("stdout"), out.stream("stderr"), out.stream("log"))
 		out.write(map[string]any{"exit": code})
 	default:
 		o.Log.Warn("unknown client mode", zap.String("mode", hello.Mode))
 	}
+}
+
+// readLine reads one line of at most limit bytes (its newline excluded).
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit+1 {
+			return nil, fmt.Errorf("a line longer than %d bytes", limit)
+		}
+		line = append(line, chunk...)
+		switch err {
+		case nil:
+			return line[:len(line)-1], nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// copyInput writes the "stdin" lines a CLI sends to w until its "eof" line; it fails when the connection ends
+// before, or on a line that is not one.
+func copyInput(r *bufio.Reader, w io.Writer) error {
+	for {
+		line, err := readLine(r, maxInputLine)
+		if err != nil {
+			return fmt.Errorf("reading the command line's standard input: %w", err)
+		}
+		var in input
+		if err := json.Unmarshal(line, &in); err != nil {
+			return fmt.Errorf("reading the command line's standard input: %w", err)
+		}
+		if in.EOF {
+			return nil
+		}
+		if _, err := w.Write(in.Stdin); err != nil {
+			return err
+		}
+	}
+}
+
+// sendInput sends stdin to the owner as "stdin" lines, then "eof"; nil stdin sends only the end.
+func sendInput(conn net.Conn, stdin io.Reader) error {
+	enc := json.NewEncoder(conn)
+	if stdin != nil {
+		buf := make([]byte, inputChunk)
+		for {
+			n, err := stdin.Read(buf)
+			if n > 0 {
+				if werr := enc.Encode(input{Stdin: buf[:n]}); werr != nil {
+					return werr
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("reading stdin: %w", err)
+			}
+		}
+	}
+	return enc.Encode(input{EOF: true})
 }
 
 type readWriteCloser struct {
@@ -311,9 +400,10 @@ func (s streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// RunRemote runs a command line in the owner of dataDir, copying its output to stdout and stderr, and returns
-// its exit code; ok is false when no owner answers (run it locally then).
-func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout, stderr io.Writer) (code int, ok bool) {
+// RunRemote runs a command line in the owner of dataDir, copying its output to stdout and stderr and its logs
+// to log, and returns its exit code; ok is false when no owner answers (run it locally then). stdin, when not
+// nil, is streamed to the command as it reads it.
+func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, version string, stdout, stderr, log io.Writer) (code int, ok bool) {
 	if checkSocket(SocketPath(dataDir), false) != nil {
 		return 0, false // the command then opens the store itself, and says what is wrong with the data directory
 	}
@@ -322,7 +412,7 @@ func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout
 		return 0, false
 	}
 	defer conn.Close()
-	hello, _ := json.Marshal(Hello{V: ProtocolVersion, Mode: "cli", Version: version, Args: args, Dir: dir, Stdin: stdin})
+	hello, _ := json.Marshal(Hello{V: ProtocolVersion, Mode: "cli", Version: version, Args: args, Dir: dir})
 	if _, err := conn.Write(append(hello, '\n')); err != nil {
 		return 0, false
 	}
@@ -331,6 +421,8 @@ func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout
 	if err := dec.Decode(&welcome); err != nil {
 		return 0, false
 	}
+	inputErr := make(chan error, 1)
+	go func() { inputErr <- sendInput(conn, stdin) }()
 	// Ctrl-C (or a kill) of this CLI closes the connection, which stops the command in the daemon.
 	interrupted := make(chan os.Signal, 1)
 	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
@@ -350,11 +442,19 @@ func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout
 		var line struct {
 			Stdout *string `json:"stdout"`
 			Stderr *string `json:"stderr"`
+			Log    *string `json:"log"`
 			Exit   *int    `json:"exit"`
 		}
 		if err := dec.Decode(&line); err != nil {
 			if wasInterrupted.Load() {
 				return 130, true
+			}
+			select {
+			case ierr := <-inputErr:
+				if ierr != nil {
+					err = ierr
+				}
+			default:
 			}
 			fmt.Fprintf(stderr, "alisio-lsp: the shared daemon stopped during the command: %v\n", err)
 			return 1, true
@@ -364,6 +464,8 @@ func RunRemote(dataDir string, args []string, dir, stdin, version string, stdout
 			_, _ = io.WriteString(stdout, *line.Stdout)
 		case line.Stderr != nil:
 			_, _ = io.WriteString(stderr, *line.Stderr)
+		case line.Log != nil && log != nil:
+			_, _ = io.WriteString(log, *line.Log)
 		case line.Exit != nil:
 			return *line.Exit, true
 		}

@@ -41,7 +41,7 @@ func (s *Set) runContained(cmd *exec.Cmd) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: a confined thread ends with this goroutine
-		if err := confineThread(writableDirs(s.dir)); err != nil && s.RequireSandbox {
+		if err := confineThread(s.held, writableDirs(s.dir)[1:]); err != nil && s.RequireSandbox {
 			done <- fmt.Errorf("refusing to run unconfined: %w", err)
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -40,8 +41,7 @@ func contain(command string) int {
 		_, _ = os.NewFile(3, "alisio-daemon").Read(make([]byte, 1))
 		daemonGone <- syscall.SIGTERM
 	}()
-	sh, err := os.StartProcess("/bin/sh", []string{"/bin/sh", "-c", command}, &os.ProcAttr{
-		Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: &syscall.SysProcAttr{Setpgid: true}})
+	sh, err := startScoped(command)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "alisio: could not start /bin/sh: %v\n", err)
 		return 127
@@ -56,6 +56,28 @@ func contain(command string) int {
 	}
 	killAll(sh.Pid)
 	return code
+}
+
+// startScoped starts /bin/sh -c command in a process group of its own, from a thread scoped so that the
+// command cannot signal this wrapper or anything outside its sandbox (see scopeThread). The thread is never
+// given back: it ends with its goroutine.
+func startScoped(command string) (*os.Process, error) {
+	type started struct {
+		p   *os.Process
+		err error
+	}
+	result := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		if _, err := scopeThread(); err != nil {
+			fmt.Fprintf(os.Stderr, "alisio: %v\n", err)
+		}
+		p, err := os.StartProcess("/bin/sh", []string{"/bin/sh", "-c", command}, &os.ProcAttr{
+			Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: &syscall.SysProcAttr{Setpgid: true}})
+		result <- started{p, err}
+	}()
+	r := <-result
+	return r.p, r.err
 }
 
 // exitStatus is the status a shell reports for a process that ended with st: its exit code, or 128 plus

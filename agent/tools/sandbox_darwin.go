@@ -18,7 +18,7 @@ func sandboxPrefix(writable []string) []string {
 }
 
 // confineThread: on macOS the confinement is sandbox-exec around the command, not the thread.
-func confineThread([]string) error {
+func confineThread(*os.File, []string) error {
 	if _, err := os.Stat(sandboxExec); err != nil {
 		return errors.New("no " + sandboxExec + " on this system")
 	}
@@ -33,3 +33,6 @@ func Confinement(workspace string) string {
 	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (sandbox-exec" + pathLimit + "); " + unconfined +
 		"; the processes of its process group end with it (one that leaves the group with setsid does not)"
 }
+
+// scopeThread: macOS has no scope for signals; a command's process group is killed with it.
+func scopeThread() (bool, error) { return false, nil }

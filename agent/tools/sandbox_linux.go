@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -28,10 +29,12 @@ func writeRights(abi int) (dirRights, fileRights uint64) {
 func sandboxPrefix([]string) []string { return nil }
 
 // confineThread restricts the calling OS thread, and every process it starts afterwards, with Landlock: it
-// may change the file system only beneath writableDirs and in the few device files commands write to. The
-// caller must have locked its goroutine to the thread and must never unlock it (the thread then ends with
-// the goroutine). It returns an error, and confines nothing, where Landlock is unavailable.
-func confineThread(writableDirs []string) error {
+// may change the file system only beneath the workspace, writableDirs and in the few device files commands
+// write to. The workspace's rule is made from the directory the session opened (workspace), not from its
+// path, so that a workspace path replaced by a symlink since leads nowhere new. The caller must have locked its
+// goroutine to the thread and must never unlock it (the thread then ends with the goroutine). It returns an
+// error, and confines nothing, where Landlock is unavailable.
+func confineThread(workspace *os.File, writableDirs []string) error {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return fmt.Errorf("no Landlock on this system (%v)", err)
@@ -49,6 +52,9 @@ func confineThread(writableDirs []string) error {
 		}
 		defer unix.Close(fd)
 		return ll.LandlockAddPathBeneathRule(ruleset, &ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: fd}, 0)
+	}
+	if err := ll.LandlockAddPathBeneathRule(ruleset, &ll.PathBeneathAttr{AllowedAccess: dirRights, ParentFd: int(workspace.Fd())}, 0); err != nil {
+		return fmt.Errorf("allowing writes in the workspace %s: %w", workspace.Name(), err)
 	}
 	for _, dir := range writableDirs {
 		if err := add(dir, dirRights); err != nil {
@@ -75,6 +81,39 @@ func Confinement(workspace string) string {
 		return "run_command is NOT confined: Landlock is unavailable on this kernel; commands can write anywhere the user can; " + unconfined +
 			"; every process it starts, detached ones included, ends with it"
 	}
-	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock" + pathLimit + "); " + unconfined +
+	if abi, _ := ll.LandlockGetABIVersion(); abi < 6 {
+		return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock" + pathLimit + "); " + unconfined +
+			"; every process it starts, detached ones included, ends with it, unless it kills its own wrapper (this kernel lacks Landlock's scopes, Linux 6.12)"
+	}
+	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock" + pathLimit + "); " + unconfinedScoped +
 		"; every process it starts, detached ones included, ends with it"
+}
+
+// scopeThread puts the calling thread, and every process it starts afterwards, in a Landlock domain of its own
+// that may neither signal nor reach an abstract Unix socket of a process outside it (Landlock ABI 6, Linux
+// 6.12): a command cannot stop or kill its wrapper (which would leave its children running), the daemon or the
+// user's other programs. It reports false, and changes nothing, where the kernel lacks these scopes. The
+// caller must have locked its goroutine to the thread and must never unlock it.
+func scopeThread() (bool, error) {
+	if abi, err := ll.LandlockGetABIVersion(); err != nil || abi < 6 {
+		return false, nil
+	}
+	ruleset, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{Scoped: ll.ScopeSignal | ll.ScopeAbstractUnixSocket}, 0)
+	if err != nil {
+		return false, fmt.Errorf("creating the Landlock scope: %w", err)
+	}
+	defer unix.Close(ruleset)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return false, fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
+		return false, fmt.Errorf("scoping the command's thread: %w", err)
+	}
+	return true, nil
+}
+
+// scopeAvailable reports whether this kernel has Landlock's scopes (signals, abstract sockets).
+func scopeAvailable() (bool, error) {
+	abi, err := ll.LandlockGetABIVersion()
+	return err == nil && abi >= 6, err
 }

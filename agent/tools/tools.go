@@ -53,6 +53,9 @@ type FileUse struct {
 type Set struct {
 	root *os.Root
 	dir  string
+	// held is the workspace directory as opened at the start: commands are confined to it, and refused once
+	// dir no longer leads to it (moved, or replaced by a symlink).
+	held *os.File
 	// realDir is dir with its symlinks resolved, to recognise absolute links that point back inside.
 	realDir string
 	limits  Limits
@@ -132,7 +135,12 @@ func New(dir string, limits Limits) (*Set, error) {
 		_ = root.Close()
 		return nil, fmt.Errorf("opening workspace %s: %w", abs, err)
 	}
-	s := &Set{root: root, dir: abs, realDir: realDir, limits: limits, tools: map[string]*tool{}}
+	held, err := os.Open(abs)
+	if err != nil {
+		_ = root.Close()
+		return nil, fmt.Errorf("opening workspace %s: %w", abs, err)
+	}
+	s := &Set{root: root, dir: abs, held: held, realDir: realDir, limits: limits, tools: map[string]*tool{}}
 	for _, t := range []struct {
 		name, desc, params string
 		run                func(ctx context.Context, args map[string]any) (string, error)
@@ -151,7 +159,7 @@ func New(dir string, limits Limits) (*Set, error) {
 			`{"type":"object","properties":{"command":{"type":"string","minLength":1},"timeoutSeconds":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`, s.runCommand},
 	} {
 		if err := s.add(t.name, t.desc, t.params, t.run); err != nil {
-			_ = root.Close()
+			_ = s.Close()
 			return nil, err
 		}
 	}
@@ -177,7 +185,20 @@ func (s *Set) add(name, desc, params string, run func(context.Context, map[strin
 }
 
 // Close releases the workspace.
-func (s *Set) Close() error { return s.root.Close() }
+func (s *Set) Close() error { return errors.Join(s.root.Close(), s.held.Close()) }
+
+// stillTheWorkspace fails when the workspace path no longer leads to the directory the session opened.
+func (s *Set) stillTheWorkspace() error {
+	was, err := s.held.Stat()
+	if err != nil {
+		return fmt.Errorf("the workspace folder %s: %w", s.dir, err)
+	}
+	if now, err := os.Stat(s.dir); err != nil || !os.SameFile(was, now) {
+		return fmt.Errorf("the workspace folder %s was moved or replaced (by a symbolic link, say) since the session started, so commands are refused: "+
+			"put the folder back, or reopen the project", s.dir)
+	}
+	return nil
+}
 
 // Dir is the workspace root.
 func (s *Set) Dir() string { return s.dir }
@@ -219,6 +240,8 @@ type SourceSummary struct {
 // What no system confines, and the limit of path-based confinement, in the words of Confinement.
 const (
 	unconfined = "it can read every file the user can, reach the network and signal the user's other processes"
+	// unconfinedScoped is what stays open where Landlock also scopes signals and abstract sockets.
+	unconfinedScoped = "it can read every file the user can and reach the network, but not signal processes it did not start"
 	pathLimit  = ", which checks paths: a hard link already in the workspace to a file outside lets a command write that file"
 )
 
@@ -644,6 +667,9 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 	timeout := s.limits.CommandTimeout
 	if v, ok := args["timeoutSeconds"].(float64); ok {
 		timeout = min(time.Duration(v)*time.Second, s.limits.MaxCommandTimeout)
+	}
+	if err := s.stillTheWorkspace(); err != nil {
+		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

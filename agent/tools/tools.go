@@ -242,7 +242,7 @@ const (
 	unconfined = "it can read every file the user can, reach the network and signal the user's other processes"
 	// unconfinedScoped is what stays open where Landlock also scopes signals and abstract sockets.
 	unconfinedScoped = "it can read every file the user can and reach the network, but not signal processes it did not start"
-	pathLimit  = ", which checks paths: a hard link already in the workspace to a file outside lets a command write that file"
+	pathLimit        = ", which checks paths: a hard link already in the workspace to a file outside lets a command write that file"
 )
 
 // Description is what the user is shown of the catalog (alisio/tools, alisio-lsp tools): each source's tools

@@ -16,6 +16,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/tools"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -553,6 +554,7 @@ func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.
 	if err != nil {
 		return nil, err
 	}
+	ts.DaemonSocket = osproc.DaemonSocket(filepath.Dir(store.Dir()))
 	a := &Agent{Tools: ts, Log: zap.NewNop()}
 	a.ContextManager.init(store, cfg, s, ts.CatalogChars())
 	a.UseFiles(files)

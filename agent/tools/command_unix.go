@@ -20,7 +20,7 @@ func shellDescription(string) string { return "/bin/sh (POSIX shell)" }
 // contain), inside the system's sandbox command where it has one (macOS). Cancelling ctx asks the wrapper
 // to stop (SIGTERM), so that it kills what the command started before it exits.
 func (s *Set) shellCommand(ctx context.Context, command string) *exec.Cmd {
-	argv := append(sandboxPrefix(writableDirs(s.dir)), osproc.Executable(), "alisio-command", command)
+	argv := append(sandboxPrefix(writableDirs(s.dir), s.DaemonSocket), osproc.Executable(), osproc.WrapperArg, command)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	osproc.Group(cmd)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

@@ -10,11 +10,11 @@ import (
 const sandboxExec = "/usr/bin/sandbox-exec"
 
 // sandboxPrefix runs commands under sandbox-exec with a profile that allows writes only in writable.
-func sandboxPrefix(writable []string) []string {
+func sandboxPrefix(writable []string, daemonSocket string) []string {
 	if _, err := os.Stat(sandboxExec); err != nil {
 		return nil
 	}
-	return seatbeltArgv(sandboxExec, writable)
+	return seatbeltArgv(sandboxExec, writable, daemonSocket)
 }
 
 // confineThread: on macOS the confinement is sandbox-exec around the command, not the thread.

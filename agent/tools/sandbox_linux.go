@@ -26,7 +26,7 @@ func writeRights(abi int) (dirRights, fileRights uint64) {
 }
 
 // sandboxPrefix: Linux confines the command's thread (Landlock), not through a sandbox command.
-func sandboxPrefix([]string) []string { return nil }
+func sandboxPrefix([]string, string) []string { return nil }
 
 // confineThread restricts the calling OS thread, and every process it starts afterwards, with Landlock: it
 // may change the file system only beneath the workspace, writableDirs and in the few device files commands

@@ -66,6 +66,9 @@ type Set struct {
 	// RequireSandbox refuses to run commands where the sandbox is unavailable instead of running them
 	// unconfined.
 	RequireSandbox bool
+	// DaemonSocket is the shared daemon's socket, which commands may not connect to where the sandbox can say
+	// so by path (macOS); on Linux the daemon refuses them itself.
+	DaemonSocket string
 
 	// sources are the tool sources beyond the built-ins (MCP servers), replaced whole by SetSources while
 	// turns may be running; owner maps each of their tool names to its source.

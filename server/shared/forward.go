@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -139,6 +140,10 @@ func (f *Forwarder) connect(ctx context.Context) error {
 				return nil
 			}
 			conn.Close()
+			var refused refusedError
+			if errors.As(err, &refused) {
+				return err
+			}
 		}
 		if !started {
 			var serr error
@@ -182,6 +187,9 @@ func (f *Forwarder) greet(conn net.Conn) error {
 	var w Welcome
 	if err := json.Unmarshal(line, &w); err != nil {
 		return err
+	}
+	if w.Refused != "" {
+		return refusedError(w.Refused)
 	}
 	if w.Version != f.Version {
 		f.Log.Warn("the shared daemon is another version", zap.String("daemon", w.Version), zap.String("editor's", f.Version))
@@ -392,3 +400,8 @@ func (f *Forwarder) fail(first []byte, err error) {
 		f.answerError(m.ID, "Alisio: "+err.Error()+" (or start the editor's server with `alisio-lsp serve --no-shared`)")
 	}
 }
+
+// refusedError is the owner's refusal to serve this forwarder (see Welcome.Refused).
+type refusedError string
+
+func (e refusedError) Error() string { return string(e) }

@@ -7,8 +7,6 @@ package shared
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,18 +67,12 @@ type Welcome struct {
 	V       int    `json:"v"`
 	Version string `json:"version"`
 	PID     int    `json:"pid"`
+	// Refused, when set, says why the owner will not serve this client (then it closes the connection).
+	Refused string `json:"refused,omitempty"`
 }
 
-// SocketPath is where the owner of dataDir listens: in the user's private runtime directory when there is one
-// ($XDG_RUNTIME_DIR; on Windows %LOCALAPPDATA%\alisio\run), else in dataDir (which is 0700). Unix socket
-// paths are short, so the runtime name is a hash of the data directory.
-func SocketPath(dataDir string) string {
-	if rt := osproc.RuntimeDir(); rt != "" {
-		sum := sha256.Sum256([]byte(dataDir))
-		return filepath.Join(rt, "alisio-"+hex.EncodeToString(sum[:8])+".sock")
-	}
-	return filepath.Join(dataDir, "daemon.sock")
-}
+// SocketPath is where the owner of dataDir listens (see osproc.DaemonSocket).
+func SocketPath(dataDir string) string { return osproc.DaemonSocket(dataDir) }
 
 // checkSocket checks the place of the socket at path: its directory must be the user's own (the data directory
 // or the runtime directory; made when create is set), and whatever is at path must be a socket, which is only
@@ -261,6 +253,15 @@ func (o *Owner) Run(ctx context.Context) error {
 
 func (o *Owner) handle(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
+	if why := osproc.AgentPeer(conn); why != "" {
+		// A program the agent runs (or another user) must not drive the daemon: it would act outside the
+		// sandbox with the daemon's rights.
+		o.Log.Warn("refused a client of the shared daemon", zap.String("why", why))
+		refused, _ := json.Marshal(Welcome{V: ProtocolVersion, Version: o.Version, PID: os.Getpid(),
+			Refused: "the shared alisio daemon does not serve programs the agent runs: " + why})
+		_, _ = conn.Write(append(refused, '\n'))
+		return
+	}
 	r := bufio.NewReader(conn)
 	_ = conn.SetReadDeadline(time.Now().Add(helloTimeout))
 	line, err := readLine(r, maxHello)
@@ -420,6 +421,10 @@ func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, versi
 	var welcome Welcome
 	if err := dec.Decode(&welcome); err != nil {
 		return 0, false
+	}
+	if welcome.Refused != "" {
+		fmt.Fprintf(stderr, "alisio-lsp: %s\n", welcome.Refused)
+		return 1, true
 	}
 	inputErr := make(chan error, 1)
 	go func() { inputErr <- sendInput(conn, stdin) }()

@@ -554,7 +554,9 @@ func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.
 	if err != nil {
 		return nil, err
 	}
-	ts.DaemonSocket = osproc.DaemonSocket(filepath.Dir(store.Dir()))
+	if store != nil {
+		ts.DaemonSocket = osproc.DaemonSocket(filepath.Dir(store.Dir()))
+	}
 	a := &Agent{Tools: ts, Log: zap.NewNop()}
 	a.ContextManager.init(store, cfg, s, ts.CatalogChars())
 	a.UseFiles(files)

@@ -35,13 +35,22 @@ func SafeEnv(environ []string) []string {
 	return out
 }
 
-func envAllowed(name string) bool {
+// SecretName reports whether a variable's name marks it as a secret (an API key, a token, a password …).
+func SecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, m := range secretMarkers {
 		if strings.Contains(upper, m) {
-			return false
+			return true
 		}
 	}
+	return false
+}
+
+func envAllowed(name string) bool {
+	if SecretName(name) {
+		return false
+	}
+	upper := strings.ToUpper(name)
 	if allowedEnv[upper] { // names are compared in upper case: Windows spells PATH "Path"
 		return true
 	}

@@ -49,6 +49,9 @@ type app struct {
 	// them to its own --log-file: the daemon never opens a file a request names).
 	logSink   io.Writer
 	remoteLog io.Writer
+	// startupProblem is what went wrong before the logs were set up (hiding the environment's secrets),
+	// logged as a warning once they are.
+	startupProblem error
 }
 
 // newRootCommand builds the command tree; the app it returns reports the error Execute returns (fail).
@@ -196,6 +199,9 @@ func (a *app) setup(cmd *cobra.Command) error {
 		encoder = zapcore.NewConsoleEncoder(enc)
 	}
 	a.log = zap.New(zapcore.NewCore(encoder, sink, level))
+	if a.startupProblem != nil {
+		a.log.Warn("API keys stay readable by other processes of the user", zap.Error(a.startupProblem))
+	}
 	if a.cfg, err = a.loadConfig(); err != nil {
 		if name := cmd.Name(); name != "serve" && name != "daemon" && cmd.HasParent() {
 			return err

@@ -5,10 +5,15 @@ package main
 import (
 	"errors"
 	"os"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/tools"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
 func main() {
+	hideErr := osproc.HideSecrets(tools.SecretName)
 	root, a := newRootCommand(os.Stdin, os.Stdout, os.Stderr)
+	a.startupProblem = hideErr
 	a.args = os.Args[1:]
 	if err := root.Execute(); err != nil {
 		a.fail(err)

@@ -253,15 +253,6 @@ func (o *Owner) Run(ctx context.Context) error {
 
 func (o *Owner) handle(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
-	if why := osproc.AgentPeer(conn); why != "" {
-		// A program the agent runs (or another user) must not drive the daemon: it would act outside the
-		// sandbox with the daemon's rights.
-		o.Log.Warn("refused a client of the shared daemon", zap.String("why", why))
-		refused, _ := json.Marshal(Welcome{V: ProtocolVersion, Version: o.Version, PID: os.Getpid(),
-			Refused: "the shared alisio daemon does not serve programs the agent runs: " + why})
-		_, _ = conn.Write(append(refused, '\n'))
-		return
-	}
 	r := bufio.NewReader(conn)
 	_ = conn.SetReadDeadline(time.Now().Add(helloTimeout))
 	line, err := readLine(r, maxHello)
@@ -272,6 +263,15 @@ func (o *Owner) handle(ctx context.Context, conn net.Conn) {
 	}
 	if err != nil {
 		o.Log.Warn("a client sent no hello", zap.Error(err))
+		return
+	}
+	if why := osproc.AgentPeer(conn); why != "" {
+		// A program the agent runs (or another user) must not drive the daemon: it would act outside the
+		// sandbox with the daemon's rights. Its hello was read (bounded) so that it gets this answer.
+		o.Log.Warn("refused a client of the shared daemon", zap.String("why", why))
+		refused, _ := json.Marshal(Welcome{V: ProtocolVersion, Version: o.Version, PID: os.Getpid(),
+			Refused: "the shared alisio daemon does not serve programs the agent runs: " + why})
+		_, _ = conn.Write(append(refused, '\n'))
 		return
 	}
 	welcome, _ := json.Marshal(Welcome{V: ProtocolVersion, Version: o.Version, PID: os.Getpid()})

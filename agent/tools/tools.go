@@ -15,10 +15,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -333,13 +335,52 @@ func oneLine(err error) string {
 
 // capOutput keeps the head and the tail of s when it is longer than limit chars.
 func capOutput(s string, limit int) string {
-	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
+	if limit <= 0 {
 		return s
 	}
-	r := []rune(s)
+	count := utf8.RuneCountInString(s)
+	if count <= limit {
+		return s
+	}
 	head := limit * 2 / 3
 	tail := limit - head
-	return string(r[:head]) + fmt.Sprintf("\n[… %d characters omitted …]\n", len(r)-limit) + string(r[len(r)-tail:])
+	return s[:runeOffset(s, head)] + fmt.Sprintf("\n[… %d characters omitted …]\n", count-limit) + s[runeOffset(s, count-tail):]
+}
+
+// runeOffset is the byte offset of the n-th character of s (len(s) past its end), found without copying s.
+func runeOffset(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
+}
+
+// maxHitChars bounds the text of one search hit: a minified file's single line is not the model's to read
+// whole from a search.
+const maxHitChars = 300
+
+// hitText is a matching line as a search shows it: trimmed, and cut to maxHitChars with a marker.
+func hitText(line []byte) string {
+	line = bytes.TrimSpace(line)
+	if utf8.RuneCount(line) <= maxHitChars {
+		return strings.ToValidUTF8(string(line), "�")
+	}
+	cut := runeOffset(string(line[:min(len(line), 4*maxHitChars)]), maxHitChars)
+	return strings.ToValidUTF8(string(line[:cut]), "�") + fmt.Sprintf(" [… %d more bytes on this line: read_file shows it]", len(line)-cut)
+}
+
+// shownName is a file name as the tools print it: quoted when it holds a line break or another control
+// character, so that one name never reads as two.
+func shownName(name string) string {
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
 
 // path checks the path argument key given by the model and returns it as the model wrote it (for messages)
@@ -519,7 +560,7 @@ func (s *Set) listDir(_ context.Context, args map[string]any) (string, error) {
 	}
 	var b strings.Builder
 	for _, e := range entries {
-		b.WriteString(e.Name())
+		b.WriteString(shownName(e.Name()))
 		if e.IsDir() {
 			b.WriteByte('/')
 		}
@@ -564,9 +605,15 @@ func (s *Set) search(ctx context.Context, args map[string]any) (string, error) {
 		if err != nil || bytes.IndexByte(raw, 0) >= 0 {
 			return nil
 		}
-		for i, line := range strings.Split(string(raw), "\n") {
-			if re.MatchString(line) {
-				hits = append(hits, fmt.Sprintf("%s:%d: %s", path, i+1, strings.TrimSpace(line)))
+		for i := 1; len(raw) > 0; i++ {
+			line := raw
+			if end := bytes.IndexByte(raw, '\n'); end >= 0 {
+				line, raw = raw[:end], raw[end+1:]
+			} else {
+				raw = nil
+			}
+			if re.Match(line) {
+				hits = append(hits, fmt.Sprintf("%s:%d: %s", shownName(path), i, hitText(line)))
 				if len(hits) >= maxHits {
 					return fs.SkipAll
 				}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -165,5 +166,45 @@ func TestReadFile_LongFileKeepsHeadAndTailAndSaysWhatToReadNext(t *testing.T) {
 	s.SetOutputChars(0) // back to the default cap: the whole file fits
 	if out, _ := s.Run(context.Background(), "read_file", `{"path":"long.txt"}`); out != b.String() {
 		t.Fatal("with the default cap the whole file comes back")
+	}
+}
+
+// TestSearch_HugeLinesStayBounded: a search over files of one 31 MB line keeps each hit short (with a marker
+// saying how to read the rest) and its memory near one file's size; it used to hold each matching line whole
+// and convert the joined result to characters (2.2 GB for 10 such files).
+func TestSearch_HugeLinesStayBounded(t *testing.T) {
+	s, ws := workspace(t)
+	line := bytes.Repeat([]byte("needle "), 31<<20/7)
+	for i := range 10 {
+		must(t, os.WriteFile(filepath.Join(ws, fmt.Sprintf("min%d.js", i)), line, 0o644))
+	}
+	var before, peak runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out, isErr := s.Run(context.Background(), "search", `{"pattern":"needle"}`)
+	runtime.ReadMemStats(&peak)
+	if isErr || strings.Count(out, "\n") != 9 || !strings.Contains(out, "more bytes on this line: read_file shows it") || len(out) > 10*(maxHitChars+200) {
+		t.Fatalf("search over huge lines (%d bytes): %.300s", len(out), out)
+	}
+	if grown := int64(peak.TotalAlloc - before.TotalAlloc); grown > 1<<30 {
+		t.Fatalf("the search allocated %d MiB for 310 MB of files", grown>>20)
+	}
+}
+
+// TestTools_NamesWithALineBreakAreQuoted: a file name holding a newline is shown quoted by list_dir and
+// search, so that one file never reads as two.
+func TestTools_NamesWithALineBreakAreQuoted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows file names cannot hold a newline")
+	}
+	s, ws := workspace(t)
+	must(t, os.WriteFile(filepath.Join(ws, "two\nlines.txt"), []byte("needle\n"), 0o644))
+	out, _ := s.Run(context.Background(), "list_dir", `{"path":"."}`)
+	if !strings.Contains(out, `"two\nlines.txt"`) {
+		t.Fatalf("list_dir: %q", out)
+	}
+	out, _ = s.Run(context.Background(), "search", `{"pattern":"needle"}`)
+	if out != `"two\nlines.txt":1: needle` {
+		t.Fatalf("search: %q", out)
 	}
 }

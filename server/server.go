@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -78,6 +79,10 @@ type Server struct {
 	caps        clientCaps
 	store       *storage.Store
 	storeErr    error
+	// dataDir and dataDirInfo are the private store's data directory as it was opened: once the path no longer
+	// leads there (removed), nothing more can be saved and the daemon leaves (see checkDataDirLocked).
+	dataDir     string
+	dataDirInfo os.FileInfo
 	ag          *agent.Agent
 	retired     *agent.Agent // replaced by a provider change; the next agent takes over its MCP servers
 	agErr       error
@@ -548,7 +553,57 @@ func (s *Server) openStore() {
 		s.storeErr = err
 		s.log.Warn("the session store is unavailable", zap.Error(err))
 		go s.showMessage(protocol.MessageTypeWarning, "Alisio: "+err.Error())
+		return
 	}
+	if s.dataDirInfo, err = os.Stat(dir); err == nil {
+		s.dataDir = dir
+		s.goBackground(s.watchDataDir)
+	}
+}
+
+// dataDirCheck is how often a private daemon checks that its data directory is still there.
+const dataDirCheck = time.Second
+
+// watchDataDir checks the private store's data directory until the connection ends.
+func (s *Server) watchDataDir() {
+	tick := time.NewTicker(dataDirCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.connCtx.Done():
+			return
+		case <-tick.C:
+			s.mu.Lock()
+			err := s.checkDataDirLocked()
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// checkDataDirLocked fails once the private store's data directory was removed (or replaced): the store's
+// files are gone with it, so every later request is refused, the editor is told, and the daemon leaves
+// without closing the store (Badger would retry its flush into the removed directory forever).
+func (s *Server) checkDataDirLocked() error {
+	if s.dataDirInfo == nil || s.storeErr != nil {
+		return s.storeErr
+	}
+	if now, err := os.Stat(s.dataDir); err == nil && os.SameFile(now, s.dataDirInfo) {
+		return nil
+	}
+	s.storeErr = fmt.Errorf("the data directory %s was removed while Alisio ran, so nothing more can be saved there: "+
+		"restart Alisio (Alisio: Restart Server in VS Code, :AlisioRestart in Neovim) to start with a new one", s.dataDir)
+	s.log.Error("the data directory was removed; leaving without closing the store", zap.String("dataDir", s.dataDir))
+	s.store = nil // its files are gone: never closed, never written again
+	msg := "Alisio: " + s.storeErr.Error()
+	s.goBackground(func() { s.showMessage(protocol.MessageTypeError, msg) })
+	select {
+	case s.exit <- 1:
+	default:
+	}
+	return s.storeErr
 }
 
 // applySettings layers the editor's alisio settings over the config file; an invalid value is shown to the
@@ -645,8 +700,8 @@ func (s *Server) watch() {
 func (s *Server) agentFor() (*agent.Agent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.storeErr != nil {
-		return nil, s.storeErr
+	if err := s.checkDataDirLocked(); err != nil {
+		return nil, err
 	}
 	if s.ag != nil || s.agErr != nil {
 		return s.ag, s.agErr

@@ -781,3 +781,41 @@ func TestBadFramesKeepMemoryBounded(t *testing.T) {
 		t.Fatalf("skipping 20,000 bad frames kept %d MiB", grown>>20)
 	}
 }
+
+// TestPrivateDaemonLeavesWhenItsDataDirIsRemoved: a private daemon whose data directory is removed refuses
+// the next prompt with a message saying so and how to go on, tells the editor, and leaves. It used to
+// acknowledge prompts into deleted files and keep running, its store retrying a flush forever.
+func TestPrivateDaemonLeavesWhenItsDataDirIsRemoved(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	c := servertest.Start(t, server.Options{Config: config.Default(), DataDir: data})
+	if _, err := c.Initialize(ctx(t), t.TempDir(), nil, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx(t), "alisio/sessions", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Call(ctx(t), "alisio/prompt", map[string]any{"text": "this would be lost"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "was removed while Alisio ran") || !strings.Contains(err.Error(), ":AlisioRestart") {
+		t.Fatalf("a prompt after the data directory was removed: %v", err)
+	}
+	c.Await(t, 10*time.Second, "the editor told", func(n []servertest.Notification) bool {
+		for _, note := range n {
+			if note.Method == "window/showMessage" && strings.Contains(string(note.Params), "was removed") {
+				return true
+			}
+		}
+		return false
+	})
+	select {
+	case code := <-c.ExitCode:
+		c.ExitCode <- code // for the cleanup
+		if code != 1 {
+			t.Fatalf("exit code %d", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon kept running without its data directory")
+	}
+}

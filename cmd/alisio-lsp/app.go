@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -236,14 +237,19 @@ func (a *app) openStore() (*storage.Store, error) {
 	return storage.OpenDataDir(dir, storage.DefaultOptions("").WithLogger(a.log))
 }
 
+// sharedStartWait bounds the wait of a command for a shared daemon that holds the store but does not answer
+// yet (starting, or stopping).
+const sharedStartWait = 15 * time.Second
+
 // withStore runs fn with an open store and closes it, keeping fn's error first.
 func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 	if a.store != nil {
 		return fn(a.store)
 	}
 	st, err := a.openStore()
-	if errors.Is(err, storage.ErrLocked) && a.args != nil {
-		// The shared daemon holds the store: it runs the command.
+	// The shared daemon holds the store: it runs the command. While one starts (or a stopping one lets go of
+	// the store), the command waits for it rather than failing on the lock.
+	for deadline := time.Now().Add(sharedStartWait); errors.Is(err, storage.ErrLocked) && a.args != nil; {
 		dir, _ := storage.DataDir(a.dataDir)
 		var stdin io.Reader
 		if a.readsStdin {
@@ -252,6 +258,11 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 		if code, ok := shared.RunRemote(dir, a.args, a.cwd, stdin, version(), a.stdout, a.stderr, a.logSink); ok {
 			return exitCode(code)
 		}
+		if !shared.OwnerRunning(dir) || time.Now().After(deadline) {
+			break // a private daemon holds the store: the lock error says which
+		}
+		time.Sleep(100 * time.Millisecond)
+		st, err = a.openStore()
 	}
 	if err != nil {
 		return err

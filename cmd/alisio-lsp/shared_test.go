@@ -596,3 +596,31 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestShared_CLIWaitsForARestartingDaemon: commands run while the shared daemon is being replaced (killed, and
+// started again by an editor's forwarder) wait for the new one instead of failing on the store's lock (5 of
+// 30 used to fail "store is locked").
+func TestShared_CLIWaitsForARestartingDaemon(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	e := startEditor(t, data, ws)
+	e.initialize(ws)
+	for round := range 3 {
+		for deadline := time.Now().Add(30 * time.Second); e.call("alisio/sessions", map[string]any{})["result"] == nil; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the daemon did not come back")
+			}
+		}
+		pid := ownerPID(t, data)
+		if owner, err := os.FindProcess(pid); err != nil || owner.Kill() != nil {
+			t.Fatalf("killing the daemon %d: %v", pid, err)
+		}
+		for i := range 10 {
+			if _, errOut, code := cli(t, data, "", "sessions", "list"); code != 0 {
+				t.Fatalf("round %d, command %d during the restart: exit %d: %s", round, i, code, errOut)
+			}
+		}
+	}
+	if c := e.close(); c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+}

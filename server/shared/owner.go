@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -149,6 +150,17 @@ func Lock(dataDir string) (*os.File, error) {
 	_ = f.Truncate(0)
 	_, _ = f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
 	return f, nil
+}
+
+// OwnerRunning reports whether a live process holds the owner lock of dataDir, or did until now (a shared
+// daemon starting or stopping), from the PID Lock writes there; the lock itself is left alone.
+func OwnerRunning(dataDir string) bool {
+	raw, err := os.ReadFile(filepath.Join(dataDir, "owner.lock"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	return err == nil && pid > 0 && pid != os.Getpid() && osproc.Alive(pid)
 }
 
 // Owner serves editor connections and CLI invocations on the socket of DataDir.

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -814,5 +815,33 @@ func (s *Set) writeAtomic(at string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		_ = s.root.Remove(tmp)
 	}
+	s.removeStaleTemps(at)
 	return err
+}
+
+// staleTemp is the age past which a temporary file of writeAtomic belongs to no write still running: one a
+// crash (or a killed daemon) left between its creation and its rename.
+const staleTemp = time.Minute
+
+// removeStaleTemps removes the temporary files earlier writes of at left behind.
+func (s *Set) removeStaleTemps(at string) {
+	dir := filepath.ToSlash(filepath.Dir(at))
+	matches, _ := fs.Glob(s.root.FS(), path.Join(dir, "."+globEscape(filepath.Base(at))+".alisio-*.tmp"))
+	for _, m := range matches {
+		if info, err := s.root.Lstat(m); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) > staleTemp {
+			_ = s.root.Remove(m)
+		}
+	}
+}
+
+// globEscape makes name match only itself in a glob pattern.
+func globEscape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -208,3 +208,25 @@ func TestTools_NamesWithALineBreakAreQuoted(t *testing.T) {
 		t.Fatalf("search: %q", out)
 	}
 }
+
+// TestWrite_StaleTemporaryFilesAreRemoved: a temporary file an interrupted write left beside a file (a crash
+// between its creation and its rename) is removed by the next write of that file; a recent one, maybe a write
+// still running, is left alone.
+func TestWrite_StaleTemporaryFilesAreRemoved(t *testing.T) {
+	s, ws := workspace(t)
+	stale := filepath.Join(ws, "src", ".a.go.alisio-1.tmp")
+	fresh := filepath.Join(ws, "src", ".a.go.alisio-2.tmp")
+	must(t, os.WriteFile(stale, []byte("half"), 0o600))
+	must(t, os.WriteFile(fresh, []byte("running"), 0o600))
+	old := time.Now().Add(-2 * staleTemp)
+	must(t, os.Chtimes(stale, old, old))
+	if out, isErr := s.Run(context.Background(), "write_file", `{"path":"src/a.go","content":"package a\n"}`); isErr {
+		t.Fatal(out)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the stale temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("a recent temporary file was removed: %v", err)
+	}
+}

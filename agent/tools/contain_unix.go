@@ -69,7 +69,7 @@ func startScoped(command string) (*os.Process, error) {
 	result := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
-		if _, err := scopeThread(); err != nil {
+		if err := scopeThread(); err != nil {
 			fmt.Fprintf(os.Stderr, "alisio: %v\n", err)
 		}
 		p, err := os.StartProcess("/bin/sh", []string{"/bin/sh", "-c", command}, &os.ProcAttr{

@@ -114,7 +114,7 @@ func TestRunCommand_AWorkspaceSwappedForASymlinkConfinesNothingNew(t *testing.T)
 // wrapper at all. They used to outlive the turn and the daemon.
 func TestRunCommand_ChildrenDieEvenWhenTheCommandKillsItsWrapper(t *testing.T) {
 	alsoUnprivileged(t)
-	if ok, _ := scopeAvailable(); !ok {
+	if !scopesAvailable() {
 		t.Skip("this kernel lacks Landlock's scopes (ABI 6, Linux 6.12)")
 	}
 	for name, attack := range map[string]string{

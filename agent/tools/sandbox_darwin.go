@@ -35,4 +35,4 @@ func Confinement(workspace string) string {
 }
 
 // scopeThread: macOS has no scope for signals; a command's process group is killed with it.
-func scopeThread() (bool, error) { return false, nil }
+func scopeThread() error { return nil }

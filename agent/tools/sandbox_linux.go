@@ -81,39 +81,38 @@ func Confinement(workspace string) string {
 		return "run_command is NOT confined: Landlock is unavailable on this kernel; commands can write anywhere the user can; " + unconfined +
 			"; every process it starts, detached ones included, ends with it"
 	}
-	if abi, _ := ll.LandlockGetABIVersion(); abi < 6 {
-		return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock" + pathLimit + "); " + unconfined +
-			"; every process it starts, detached ones included, ends with it, unless it kills its own wrapper (this kernel lacks Landlock's scopes, Linux 6.12)"
+	writes := "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock" + pathLimit + "); "
+	if !scopesAvailable() {
+		return writes + unconfined + "; every process it starts, detached ones included, ends with it, unless it kills its own wrapper (this kernel lacks Landlock's scopes, Linux 6.12)"
 	}
-	return "run_command writes only in " + strings.Join(writableDirs(workspace), ", ") + " (Landlock" + pathLimit + "); " + unconfinedScoped +
-		"; every process it starts, detached ones included, ends with it"
+	return writes + unconfinedScoped + "; every process it starts, detached ones included, ends with it"
 }
 
 // scopeThread puts the calling thread, and every process it starts afterwards, in a Landlock domain of its own
 // that may neither signal nor reach an abstract Unix socket of a process outside it (Landlock ABI 6, Linux
 // 6.12): a command cannot stop or kill its wrapper (which would leave its children running), the daemon or the
-// user's other programs. It reports false, and changes nothing, where the kernel lacks these scopes. The
-// caller must have locked its goroutine to the thread and must never unlock it.
-func scopeThread() (bool, error) {
-	if abi, err := ll.LandlockGetABIVersion(); err != nil || abi < 6 {
-		return false, nil
+// user's other programs. It changes nothing where the kernel lacks these scopes. The caller must have locked
+// its goroutine to the thread and must never unlock it.
+func scopeThread() error {
+	if !scopesAvailable() {
+		return nil
 	}
 	ruleset, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{Scoped: ll.ScopeSignal | ll.ScopeAbstractUnixSocket}, 0)
 	if err != nil {
-		return false, fmt.Errorf("creating the Landlock scope: %w", err)
+		return fmt.Errorf("creating the Landlock scope: %w", err)
 	}
 	defer unix.Close(ruleset)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return false, fmt.Errorf("setting no_new_privs: %w", err)
+		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(ruleset, 0); err != nil {
-		return false, fmt.Errorf("scoping the command's thread: %w", err)
+		return fmt.Errorf("scoping the command's thread: %w", err)
 	}
-	return true, nil
+	return nil
 }
 
-// scopeAvailable reports whether this kernel has Landlock's scopes (signals, abstract sockets).
-func scopeAvailable() (bool, error) {
+// scopesAvailable reports whether this kernel has Landlock's scopes (signals, abstract sockets: ABI 6).
+func scopesAvailable() bool {
 	abi, err := ll.LandlockGetABIVersion()
-	return err == nil && abi >= 6, err
+	return err == nil && abi >= 6
 }

@@ -2,11 +2,11 @@ package osproc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +28,7 @@ func AgentPeer(conn net.Conn) string {
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || cerr != nil {
-		return fmt.Sprintf("its credentials cannot be read: %v", errorOf(err, cerr))
+		return fmt.Sprintf("its credentials cannot be read: %v", errors.Join(err, cerr))
 	}
 	if int(cred.Uid) != os.Geteuid() {
 		return fmt.Sprintf("it runs as another user (uid %d)", cred.Uid)
@@ -41,22 +41,13 @@ func AgentPeer(conn net.Conn) string {
 		if isWrapper(pid) {
 			return fmt.Sprintf("process %d runs inside a command the agent runs", cred.Pid)
 		}
-		parent, err := parentOf(pid)
+		_, parent, err := procStat(pid)
 		if err != nil {
 			return fmt.Sprintf("the ancestry of process %d cannot be read: %v", cred.Pid, err)
 		}
 		pid = parent
 	}
 	return ""
-}
-
-func errorOf(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // isWrapper reports whether pid is a command wrapper: a program started as `PROGRAM alisio-command …`.
@@ -67,18 +58,4 @@ func isWrapper(pid int) bool {
 	}
 	args := bytes.Split(cmdline, []byte{0})
 	return len(args) > 1 && string(args[1]) == WrapperArg
-}
-
-// parentOf reads the parent of pid from /proc/PID/stat.
-func parentOf(pid int) (int, error) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	end := strings.LastIndexByte(string(stat), ')') // comm may hold spaces and parentheses
-	fields := strings.Fields(string(stat[end+1:]))
-	if end < 0 || len(fields) < 2 {
-		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
-	}
-	return strconv.Atoi(fields[1])
 }

@@ -1,6 +1,7 @@
 package osproc
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -25,19 +26,11 @@ func Descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // it ended meanwhile
+		state, parent, err := procStat(child)
+		if err != nil || state == "Z" {
+			continue // it ended meanwhile, or is a zombie
 		}
-		// pid (comm) state ppid …: comm may hold spaces and parentheses, so fields are read after its last ')'.
-		end := strings.LastIndexByte(string(stat), ')')
-		fields := strings.Fields(string(stat[end+1:]))
-		if end < 0 || len(fields) < 2 || fields[0] == "Z" {
-			continue
-		}
-		if parent, err := strconv.Atoi(fields[1]); err == nil {
-			children[parent] = append(children[parent], child)
-		}
+		children[parent] = append(children[parent], child)
 	}
 	var out []int
 	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
@@ -45,6 +38,25 @@ func Descendants(pid int) []int {
 		queue = append(queue, children[queue[0]]...)
 	}
 	return out
+}
+
+// procStat reads the state and the parent of pid from /proc/PID/stat ("pid (comm) state ppid …": comm may
+// hold spaces and parentheses, so the fields are read after its last ')').
+func procStat(pid int) (state string, parent int, err error) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, err
+	}
+	end := strings.LastIndexByte(string(stat), ')')
+	if end < 0 {
+		return "", 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < 2 {
+		return "", 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	parent, err = strconv.Atoi(fields[1])
+	return fields[0], parent, err
 }
 
 // Executable is the path that starts this program again: /proc/self/exe, valid even when the file was

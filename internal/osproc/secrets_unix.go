@@ -61,14 +61,7 @@ func HideSecrets(isSecret func(name string) bool) error {
 	if _, err := unix.FcntlInt(r.Fd(), unix.F_SETFD, 0); err != nil { // inherited across the exec
 		return fmt.Errorf("hiding the environment's secrets: %w", err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("hiding the environment's secrets: %w", err)
-	}
-	if _, err := os.Stat("/proc/self/exe"); err == nil {
-		exe = "/proc/self/exe"
-	}
-	err = syscall.Exec(exe, os.Args, append(rest, secretsFDEnv+"="+strconv.Itoa(int(r.Fd()))))
+	err = syscall.Exec(Executable(), os.Args, append(rest, secretsFDEnv+"="+strconv.Itoa(int(r.Fd()))))
 	return fmt.Errorf("hiding the environment's secrets: starting again: %w", err)
 }
 

@@ -68,6 +68,7 @@ func frame(body string) string {
 // daemon died, initialize, initialized and its last settings replayed to the new one — not all 300 (the
 // forwarder used to keep every change).
 func TestForwarder_ReplaysOnlyTheLastSettings(t *testing.T) {
+	needUnixSockets(t)
 	dataDir := t.TempDir()
 	var owners []*lspOwner
 	var mu sync.Mutex

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,9 +14,21 @@ import (
 	"go.uber.org/zap"
 )
 
+// needUnixSockets skips the test where Unix sockets cannot be listened on (Wine; Windows 10 and later have
+// them).
+func needUnixSockets(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "probe.sock"))
+	if err != nil {
+		t.Skipf("no Unix sockets here: %v", err)
+	}
+	ln.Close()
+}
+
 // startCLIOwner runs an owner in this process whose CLI side runs run.
 func startCLIOwner(t *testing.T, dataDir string, run func(args []string, stdin io.Reader, stdout, stderr, log io.Writer) int) {
 	t.Helper()
+	needUnixSockets(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	owner := &Owner{DataDir: dataDir, Version: "test", Log: zap.NewNop(),

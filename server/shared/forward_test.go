@@ -89,7 +89,10 @@ func TestForwarder_ReplaysOnlyTheLastSettings(t *testing.T) {
 	fromForwarder, editorOut := io.Pipe()
 	go func() { _, _ = io.Copy(io.Discard, fromForwarder) }()
 	code := make(chan int, 1)
-	go func() { code <- f.Run(context.Background(), editorIn, editorOut) }()
+	go func() {
+		code <- f.Run(context.Background(), editorIn, editorOut)
+		editorIn.Close() // a forwarder that stopped fails the test's next send instead of blocking it
+	}()
 	send := func(body string) {
 		if _, err := io.WriteString(toForwarder, frame(body)); err != nil {
 			t.Fatal(err)
@@ -121,7 +124,9 @@ func TestForwarder_ReplaysOnlyTheLastSettings(t *testing.T) {
 		t.Fatalf("replayed to the new daemon: %q", got)
 	}
 	send(`{"jsonrpc":"2.0","method":"exit"}`)
-	<-code
+	if c := <-code; c != 1 {
+		t.Fatalf("exit without shutdown: %d", c)
+	}
 }
 
 // TestForwarder_ADaemonThatDiesWhileStartingIsReportedAtOnce: when the daemon the forwarder started exits with

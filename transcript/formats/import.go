@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"strings"
 	"unicode"
@@ -130,6 +129,14 @@ func (e *errReader) Read(p []byte) (int, error) {
 // streamed without being held, and a JSON Lines file whose first line is longer is refused as a document.
 const maxFirstLine = 16 << 20
 
+// MaxRecordBytes bounds one record of the input (a message, or a line of JSON Lines): a larger one is refused
+// as soon as that many bytes of it have been read, before it is held whole. It is the store's limit on one
+// message, so nothing import accepts is refused later for its size.
+const MaxRecordBytes = 64 << 20
+
+// errRecordTooLarge is the tracker's read error once a record passes MaxRecordBytes.
+var errRecordTooLarge = fmt.Errorf("a message larger than %d MB: larger than a session can store; nothing was imported", MaxRecordBytes>>20)
+
 // importer turns records into messages as they are read.
 type importer struct {
 	format Format
@@ -192,9 +199,12 @@ func (im *importer) read(in io.Reader) error {
 		return nil
 	}
 	if complete && json.Valid(bytes.TrimSpace(first)) {
-		next, blank, err := nextLine(br)
+		next, blank, complete, err := nextLine(br)
 		if err != nil {
 			return nil
+		}
+		if !complete {
+			return &Error{fmt.Sprintf("line %d", lead+blank+2), errRecordTooLarge.Error()}
 		}
 		if next != nil {
 			return im.lines(br, lead, first, blank, next)
@@ -220,18 +230,19 @@ func readLine(br *bufio.Reader, max int) (line []byte, complete bool, err error)
 	}
 }
 
-// nextLine skips blank lines and returns the next one (nil at the end) and how many were skipped.
-func nextLine(br *bufio.Reader) (line []byte, blank int, err error) {
+// nextLine skips blank lines and returns the next one (nil at the end) and how many were skipped; a line
+// longer than MaxRecordBytes is returned cut, with complete false.
+func nextLine(br *bufio.Reader) (line []byte, blank int, complete bool, err error) {
 	for {
-		l, _, err := readLine(br, math.MaxInt)
-		if err != nil {
-			return nil, 0, err
+		l, complete, err := readLine(br, MaxRecordBytes)
+		if err != nil || !complete {
+			return l, blank, complete, err
 		}
 		if len(bytes.TrimSpace(l)) > 0 {
-			return l, blank, nil
+			return l, blank, true, nil
 		}
 		if len(l) == 0 {
-			return nil, blank, nil
+			return nil, blank, true, nil
 		}
 		blank++
 	}
@@ -260,9 +271,12 @@ func (im *importer) lines(br *bufio.Reader, lead int, first []byte, blank int, n
 			l, n, next = next, n+blank+1, nil
 			continue
 		}
-		line, _, err := readLine(br, math.MaxInt)
+		line, complete, err := readLine(br, MaxRecordBytes)
 		if err != nil || len(line) == 0 {
 			return nil
+		}
+		if !complete {
+			return &Error{fmt.Sprintf("line %d", n+1), errRecordTooLarge.Error()}
 		}
 		l, n = line, n+1
 	}
@@ -438,6 +452,9 @@ func (im *importer) messages(dec *json.Decoder) error {
 // syntaxError turns a failure to read the document into the error Import gives: the first JSON syntax
 // error, located by line and column, as encoding/json reports it for the whole input.
 func (im *importer) syntaxError(err error) error {
+	if errors.Is(err, errRecordTooLarge) {
+		return &Error{fmt.Sprintf("line %d", im.pos.lines+1), err.Error()}
+	}
 	if where, what, ok := im.pos.locate(); ok {
 		return &Error{where, "invalid JSON: " + what}
 	}
@@ -460,6 +477,13 @@ type tracker struct {
 }
 
 func (t *tracker) Read(p []byte) (int, error) {
+	room := MaxRecordBytes + 1 - (len(t.buf) - t.head) // one byte past the limit tells a record too large
+	if room <= 0 {
+		return 0, errRecordTooLarge
+	}
+	if len(p) > room {
+		p = p[:room]
+	}
 	n, err := t.r.Read(p)
 	t.eof = err == io.EOF
 	if t.head > len(t.buf)/2 && t.head > 64<<10 {

@@ -135,3 +135,51 @@ func TestImport_ErrorsInUsersWords(t *testing.T) {
 		}
 	}
 }
+
+// endless is a reader that yields prefix and then the byte fill up to three times MaxRecordBytes (an end
+// that lets a reader without a limit fail rather than run out of memory), counting what it gave.
+type endless struct {
+	prefix string
+	fill   byte
+	read   int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= 3*MaxRecordBytes {
+		return 0, io.EOF
+	}
+	n := copy(p, e.prefix)
+	e.prefix = e.prefix[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = e.fill
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestImportStream_RefusesAnOversizedRecordEarly: a message larger than MaxRecordBytes is refused once that
+// much of it has been read — in a document and in JSON Lines — rather than held whole first (an endless
+// message would otherwise be read until memory runs out).
+func TestImportStream_RefusesAnOversizedRecordEarly(t *testing.T) {
+	for name, prefix := range map[string]string{
+		"document":   `{"messages":[{"role":"user","content":"hi"},` + "\n" + `{"role":"assistant","content":"`,
+		"json lines": `{"role":"user","content":"hi"}` + "\n" + `{"role":"assistant","content":"`,
+		"third line": `{"role":"user","content":"hi"}` + "\n" + `{"role":"assistant","content":"ok"}` + "\n" + `{"role":"user","content":"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := &endless{prefix: prefix, fill: 'a'}
+			emitted := 0
+			_, err := ImportStream(in, Auto, func(transcript.Message) error { emitted++; return nil })
+			var ie *Error
+			if !errors.As(err, &ie) || !strings.Contains(ie.What, "larger than a session can store") {
+				t.Fatalf("error = %v, want the record refused for its size", err)
+			}
+			if !strings.HasPrefix(ie.Where, "line ") {
+				t.Errorf("where = %q, want the line of the record", ie.Where)
+			}
+			if limit := int64(MaxRecordBytes + 4<<20); in.read > limit {
+				t.Errorf("read %d MB before refusing, want at most %d MB", in.read>>20, limit>>20)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,6 +46,9 @@ type Options struct {
 	Log     *zap.Logger
 	// MaxFrame caps incoming messages (default DefaultMaxFrame).
 	MaxFrame int64
+	// LargeRequests bounds the large requests handled at once across the connections that share it (the
+	// shared daemon's windows); nil: this connection gets its own, of twice MaxFrame.
+	LargeRequests *LargeRequests
 	// StatusInterval is the least time between two alisio/status notifications (default 100 ms).
 	StatusInterval time.Duration
 	// Provider tunes the SDK clients.
@@ -116,6 +120,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 	}
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 100 * time.Millisecond
+	}
+	if opts.LargeRequests == nil {
+		opts.LargeRequests = NewLargeRequests(2 * cmp.Or(opts.MaxFrame, DefaultMaxFrame))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -233,7 +240,7 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		}()
 		started := time.Now()
 		var result any
-		leave, err := s.enterLane(rctx, call.Method())
+		leave, err := s.enterLane(rctx, call)
 		if err == nil {
 			defer leave()
 			result, err = s.safeCall(rctx, call)
@@ -254,20 +261,25 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 // running more of them at once than there are cores, and that would then delay everything else.
 var bulkReads = map[string]bool{"alisio/session": true, "alisio/checkpoint": true, "alisio/sessions": true, "alisio/context": true}
 
-// enterLane lets a request of method start, a bulk read through the read lane: at most GOMAXPROCS-1 of
-// them at once (at least one), so that a flood of them leaves a core for the meter (alisio/status),
-// cancellation and the rest. leave is called once the request's reply is written: the connection writes one
-// reply at a time, and a bulk reply is large, so one that waited there outside the lane would hold every
-// status reply behind the bulk replies queued before it. A request cancelled while it waits for the lane is
-// answered as cancelled.
-func (s *Server) enterLane(ctx context.Context, method string) (leave func(), err error) {
-	if !bulkReads[method] {
-		return func() {}, nil
+// enterLane lets a request start: a large one once the LargeRequests limit allows it, and a bulk read
+// through the read lane, at most GOMAXPROCS-1 of them at once (at least one), so that a flood of them leaves a
+// core for the meter (alisio/status), cancellation and the rest. leave is called once the request's reply is
+// written: the connection writes one reply at a time, and a bulk reply is large, so one that waited there
+// outside the lane would hold every status reply behind the bulk replies queued before it. A request
+// cancelled while it waits is answered as cancelled.
+func (s *Server) enterLane(ctx context.Context, call *jsonrpc2.Call) (leave func(), err error) {
+	leaveLarge, err := s.opts.LargeRequests.enter(ctx, len(call.Params()))
+	if err != nil {
+		return nil, err
+	}
+	if !bulkReads[call.Method()] {
+		return leaveLarge, nil
 	}
 	select {
 	case s.readLane <- struct{}{}:
-		return func() { <-s.readLane }, nil
+		return func() { <-s.readLane; leaveLarge() }, nil
 	case <-ctx.Done():
+		leaveLarge()
 		return nil, ctx.Err()
 	}
 }

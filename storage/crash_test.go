@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("ALISIO_CRASH_CHILD"); dir != "" {
 		os.Exit(crashChild(dir, os.Getenv("ALISIO_CRASH_SESSION"), os.Getenv("ALISIO_CRASH_ROUND")))
 	}
+	if dir := os.Getenv("ALISIO_CLOSE_CHILD"); dir != "" {
+		os.Exit(closeChild(dir, os.Getenv("ALISIO_CLOSE_SESSION")))
+	}
 	os.Exit(m.Run())
 }
 
@@ -64,6 +67,26 @@ func crashChild(dir, id, round string) int {
 	}
 	fmt.Println("applied")
 	_ = s.Close()
+	return 0
+}
+
+// closeChild appends messages to session id of the store in dir, says "appended", waits for a line on its
+// standard input (the disk is filled meanwhile), closes the store and prints what Close returned.
+func closeChild(dir, id string) int {
+	s, err := Open(DefaultOptions(dir))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for i := range 50 {
+		if _, err := s.Append(id, transcript.Message{Role: transcript.RoleUser, Text: fmt.Sprintf("kept %d %s", i, strings.Repeat("x", 20_000))}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	fmt.Println("appended")
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	fmt.Println("close:", s.Close())
 	return 0
 }
 

@@ -47,6 +47,21 @@ func (s *Store) haveSpace(need int) error {
 	return refuseBelow(s.dir, free, s.reserve, need)
 }
 
+// roomToClose refuses, with ErrDiskFull, to close a store whose disk cannot hold the table Badger writes of
+// its last memtable on close (one memtable, with its index: twice its size is ample). A store opened without
+// a reserve is always closed.
+func (s *Store) roomToClose() error {
+	if s.reserve == 0 {
+		return nil
+	}
+	free, err := osproc.FreeBytesOf(s.dirFile)
+	if err != nil || free >= 2*memTableSize {
+		return nil // when the space cannot be read, closing is still the better bet
+	}
+	return fmt.Errorf("%w: %s has %s free, too little to write its last table, so it was left for its journal to be read at the next start (nothing is lost); free some disk space",
+		ErrDiskFull, s.dir, mib(free))
+}
+
 // refuseBelow is checkSpace's verdict once the free space of dir is known.
 func refuseBelow(dir string, free, reserve uint64, need int) error {
 	if want := reserve + uint64(need); free < want {

@@ -303,7 +303,9 @@ func (s *Store) enter() (release func(), err error) {
 }
 
 // Close waits for the operations under way, closes the store and releases its directory lock. Later calls of
-// any method return ErrClosed; closing twice is harmless.
+// any method return ErrClosed; closing twice is harmless. On a disk too full to write the store's last table
+// it leaves Badger open (the directory lock is released when the process ends) and returns ErrDiskFull: the
+// journal holds every write and is read at the next open.
 func (s *Store) Close() error {
 	s.gate.Lock()
 	defer s.gate.Unlock()
@@ -313,6 +315,12 @@ func (s *Store) Close() error {
 	s.closed = true
 	defer makePrivate(s.dir)
 	defer s.dirFile.Close()
+	if err := s.roomToClose(); err != nil {
+		// Badger's last table would be written through a mapping the disk cannot back, which kills the
+		// process (SIGBUS). Left open, the store is read back at the next start from its journal, which
+		// every write already synced: nothing is lost. The directory lock goes with the process.
+		return err
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing session store: %w", err)
 	}

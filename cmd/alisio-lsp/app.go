@@ -268,7 +268,13 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 		return err
 	}
 	defer func() {
-		if cerr := st.Close(); err == nil {
+		cerr := st.Close()
+		switch {
+		case errors.Is(cerr, storage.ErrDiskFull):
+			// The command's work is saved (its journal is read at the next start): a warning, not a failure.
+			fmt.Fprintln(a.stderr, "warning:", cerr)
+			a.log.Warn("closing the session store", zap.Error(cerr))
+		case err == nil:
 			err = cerr
 		}
 	}()

@@ -113,7 +113,9 @@ func (a *app) daemonCommand() *cobra.Command {
 func closeWithin(st *storage.Store, limit time.Duration, log *zap.Logger) {
 	done := make(chan struct{})
 	go func() {
-		_ = st.Close()
+		if err := st.Close(); err != nil {
+			log.Warn("closing the session store", zap.Error(err))
+		}
 		close(done)
 	}()
 	select {

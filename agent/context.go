@@ -355,7 +355,13 @@ func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit com
 	if err != nil {
 		return compaction.Result{}, err
 	}
-	res, err := compaction.Compact(ctx, m.input(v), m.options(v.Session, compaction.ReasonManual, focus), m.Summarizer, emit)
+	in, opts := m.input(v), m.options(v.Session, compaction.ReasonManual, focus)
+	// A session whose recent turns cannot fit its hard limit, even reduced, is compacted deeper, keeping the
+	// recent turns that fit: the keepTurns cut would leave it over the limit, with every prompt refused.
+	limit, _ := m.budget().HardLimit(in.ToolsChars)
+	opts.KeepTurns, opts.WithinLastTurn = compaction.FittingSpanOptions(v.Messages, opts.KeepTurns, in.InstructionsChars, limit)
+	opts.HardLimit = limit
+	res, err := compaction.Compact(ctx, in, opts, m.Summarizer, emit)
 	if err != nil {
 		return res, err
 	}

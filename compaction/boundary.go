@@ -10,22 +10,35 @@ type Span struct {
 	WithinTurn bool
 }
 
-// FindSpan chooses what to summarize (G1, G2): everything before the last keepTurns turns, or, when there are
-// fewer turns or keepTurns is 0, everything before the last turn; when that leaves nothing new to summarize,
-// the cut moves inside the last turn to its last safe boundary between calls (LastTurnSpan). ok is false when
-// no cut would summarize anything beyond an existing checkpoint.
+// FindSpan chooses what to summarize (G1, G2): everything before the last keepTurns turns (0 counts as 1).
+// When the session has no more turns than that, it keeps as many recent turns as leave an earlier turn to
+// summarize, so that a larger keepTurns never keeps fewer turns; when even one kept turn leaves nothing new to
+// summarize, the cut moves inside the last turn to its last safe boundary between calls (LastTurnSpan). ok is
+// false when no cut would summarize anything beyond an existing checkpoint.
 func FindSpan(msgs []transcript.Message, keepTurns int) (span Span, ok bool) {
 	starts := transcript.TurnStarts(msgs)
-	if len(starts) > 0 {
-		target := starts[len(starts)-1]
-		if keepTurns > 0 && len(starts) > keepTurns {
-			target = starts[len(starts)-keepTurns]
-		}
-		if cut := lastSafeAtOrBefore(msgs, target, false); cut > summaryFloor(msgs) {
+	floor := summaryFloor(msgs)
+	for keep := min(max(keepTurns, 1), len(starts)); keep >= 1; keep-- {
+		if cut := lastSafeAtOrBefore(msgs, starts[len(starts)-keep], false); cut > floor {
 			return Span{End: cut}, true
 		}
 	}
 	return LastTurnSpan(msgs)
+}
+
+// FittingSpanOptions is how deep a compaction must cut for what it keeps to fit limit (instructions and
+// transcript, in chars) once reduced (R1–R6), as KeepTurns and WithinLastTurn of Options: the keepTurns cut
+// when what it keeps can fit, else the most recent turns that can (down to the last one), else the cut inside
+// the last turn at its last safe boundary, else the last turn alone. It is how the budget compaction (L1) and
+// a manual compaction of a session over its hard limit keep as much recent work as fits.
+func FittingSpanOptions(view []transcript.Message, keepTurns, instructionsChars, limit int) (keep int, withinLastTurn bool) {
+	for keep = max(keepTurns, 1); keep >= 1; keep-- {
+		if keptCanFit(view, keep, instructionsChars, limit) {
+			return keep, false
+		}
+	}
+	_, deeper := LastTurnSpan(view)
+	return 1, deeper
 }
 
 // LastTurnSpan is the deepest cut G2 allows, for a single long turn: inside the last turn, at its last safe

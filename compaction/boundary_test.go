@@ -44,6 +44,7 @@ func TestFindSpan(t *testing.T) {
 	}{
 		{"keeps last two turns", []transcript.Message{user("1"), asst("a"), user("2"), asst("b"), user("3"), asst("c")}, 2, 2, true, false},
 		{"fewer turns than keepTurns keeps the last", []transcript.Message{user("1"), asst("a"), user("2"), asst("b")}, 5, 2, true, false},
+		{"fewer turns than keepTurns summarizes only the first", []transcript.Message{user("1"), asst("a"), user("2"), asst("b"), user("3"), asst("c"), user("4"), asst("d")}, 20, 2, true, false},
 		{"keepTurns 0 keeps the last turn", []transcript.Message{user("1"), asst("a"), user("2"), asst("b")}, 0, 2, true, false},
 		{"single long turn cuts at last safe boundary between calls",
 			[]transcript.Message{user("1"), asst("", "a"), result("a", "x"), asst("", "b"), result("b", "y"), asst("", "c"), result("c", "z")}, 2, 5, true, true},
@@ -78,6 +79,22 @@ func TestFindSpan_Property(t *testing.T) {
 		msgs := fromBytes(rapid.SliceOfN(rapid.Byte(), 0, 80).Draw(t, "program"), rapid.Bool().Draw(t, "closed"))
 		keep := rapid.IntRange(0, 20).Draw(t, "keep")
 		checkSpan(t, msgs, keep)
+	})
+}
+
+// TestFindSpan_MoreKeepTurnsNeverKeepsFewer: raising keepTurns never moves the cut later (never keeps fewer
+// messages); it used to keep only the last turn once keepTurns passed the number of turns.
+func TestFindSpan_MoreKeepTurnsNeverKeepsFewer(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		msgs := fromBytes(rapid.SliceOfN(rapid.Byte(), 0, 80).Draw(t, "program"), rapid.Bool().Draw(t, "closed"))
+		prev, prevOK := compaction.FindSpan(msgs, 1)
+		for keep := 2; keep <= 20; keep++ {
+			span, ok := compaction.FindSpan(msgs, keep)
+			if ok != prevOK || ok && span.End > prev.End {
+				t.Fatalf("keepTurns %d cuts at %d (ok %v); keepTurns %d at %d (ok %v)", keep, span.End, ok, keep-1, prev.End, prevOK)
+			}
+			prev, prevOK = span, ok
+		}
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -69,6 +70,9 @@ type Options struct {
 	MaxOutputTokens int
 	// InputChars bounds the prompt of one summarizer call; a larger span is summarized in chunks (0: no bound).
 	InputChars int
+	// HardLimit is the hard limit the checkpoint is written for (0: none): the checkpoint may take at most a
+	// quarter of it, whatever MaxOutputTokens allows (the offline summarizer sizes its checkpoint to that).
+	HardLimit int
 	Focus      string
 	Reason     Reason
 	Rule       Rule
@@ -179,10 +183,16 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
 		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "", Plugins: stats.reports,
 		DurationMs: time.Since(start).Milliseconds()}
-	if cp.Partial {
-		ev.Message = "The checkpoint is partial: the summarizer's output budget cut it. Raise compaction.maxOutputTokens (now " +
-			fmt.Sprint(opts.MaxOutputTokens) + ") for complete checkpoints."
+	var notes []string
+	if stats.loweredOutput > 0 {
+		notes = append(notes, fmt.Sprintf("The summarizer's output budget was lowered from %d to %d tokens to leave room for the history in the model's window (compaction.maxOutputTokens).",
+			opts.MaxOutputTokens, stats.loweredOutput))
 	}
+	if cp.Partial {
+		notes = append(notes, "The checkpoint is partial: the summarizer's output budget cut it. Raise compaction.maxOutputTokens (now "+
+			fmt.Sprint(opts.MaxOutputTokens)+") for complete checkpoints.")
+	}
+	ev.Message = strings.Join(notes, " ")
 	emit.emit(ev)
 	return Result{Rewrite: rw, Checkpoint: cp, View: after, Event: ev}, nil
 }
@@ -200,6 +210,9 @@ func chooseSpan(view []transcript.Message, opts Options) (Span, bool) {
 type summaryStats struct {
 	chunks    int
 	recovered []string
+	// loweredOutput is the output budget the summarizer calls used when it had to be lowered to leave room
+	// for the history in the summarizer's window (0: not lowered).
+	loweredOutput int
 	// pluginFields are the plugins' output fields from the replies; reports what their AfterCompact said.
 	pluginFields map[string]json.RawMessage
 	reports      []PluginReport
@@ -214,6 +227,11 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 		if cp, err := ParseStructured(span[0].Structured); err == nil {
 			prev, span = &cp, span[1:]
 		}
+	}
+	configured := opts.MaxOutputTokens
+	opts.MaxOutputTokens = outputBudget(span, prev, opts)
+	if opts.MaxOutputTokens < min(configured, checkpointShare(opts.HardLimit)) {
+		stats.loweredOutput = opts.MaxOutputTokens
 	}
 	chunks, err := chunk(span, prev, opts)
 	if err != nil {
@@ -256,6 +274,39 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 		prev = &running
 	}
 	return cp, stats, nil
+}
+
+// minOutputTokens is the least output budget outputBudget lowers a model summarizer's to: below it a
+// checkpoint holds too little to be worth writing.
+const minOutputTokens = 256
+
+// checkpointShare is the output budget, in tokens, of a checkpoint written for hardLimit: a quarter of it
+// (about 4 chars a token); no bound when hardLimit is 0.
+func checkpointShare(hardLimit int) int {
+	if hardLimit <= 0 {
+		return math.MaxInt
+	}
+	return max(hardLimit/16, 1)
+}
+
+// outputBudget is the output budget of the summarizer calls for span: opts.MaxOutputTokens, at most the
+// checkpoint's share of the hard limit, and lowered (to no less than minOutputTokens) when, span needing
+// several calls, the configured one would leave less than half the summarizer's window (and at least a
+// chunk's worth) for the history beside the running checkpoint.
+func outputBudget(span []transcript.Message, prev *Checkpoint, opts Options) int {
+	out := min(opts.MaxOutputTokens, checkpointShare(opts.HardLimit))
+	if opts.InputChars <= 0 {
+		return out
+	}
+	fixed := utf8.RuneCountInString(summarizerSystem) + utf8.RuneCountInString(opts.Focus) + promptFraming
+	if fixed+checkpointChars(prev)+renderedTotal(span) <= opts.InputChars {
+		return out // one call: the output budget takes nothing from the history
+	}
+	// Half the window for the checkpoint, half for history, and never less than a chunk's worth of history.
+	if fits := min((opts.InputChars-fixed)/8, (opts.InputChars-fixed-minChunkChars)/4); fits < out {
+		return max(fits, min(out, minOutputTokens))
+	}
+	return out
 }
 
 // Sizes the chunk planner reserves in a summarizer's prompt, in chars: the framing around the history and the

@@ -202,9 +202,27 @@ func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
 			t.Fatalf("chunk %d does not update the running checkpoint", i)
 		}
 	}
-	if _, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, InputChars: 30_000}, s); err == nil ||
+	// An output budget that leaves no room for history in the window is lowered, and the event says so.
+	s.got = nil
+	for i := 0; i < 50; i++ {
+		s.replies = append(s.replies, compaction.SummaryReply{Text: fullJSON})
+	}
+	res, _, err = compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, InputChars: 30_000}, s)
+	if err != nil {
+		t.Fatalf("an output budget larger than the window: %v", err)
+	}
+	if !strings.Contains(res.Event.Message, "lowered from 16000 to") || len(s.got) == 0 || s.got[0].MaxOutputTokens >= 16000 {
+		t.Fatalf("event %q; the calls asked for %d tokens", res.Event.Message, s.got[0].MaxOutputTokens)
+	}
+	for i, req := range s.got {
+		if n := len([]rune(req.Prompt)) + len([]rune(req.System)) + req.MaxOutputTokens*4; n > 30_000 {
+			t.Fatalf("chunk %d: prompt and output budget take %d chars, over the summarizer's window", i, n)
+		}
+	}
+	// A window too small even for the least output budget is refused, saying so.
+	if _, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, InputChars: 6_000}, s); err == nil ||
 		!strings.Contains(err.Error(), "too small") {
-		t.Fatalf("a window smaller than the output budget: %v", err)
+		t.Fatalf("a window too small for any output budget: %v", err)
 	}
 }
 

@@ -141,6 +141,9 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 	if cp.RelevantFiles == nil {
 		cp.RelevantFiles = []RelevantFile{}
 	}
+	if req.MaxOutputTokens > 0 {
+		fitCheckpoint(&cp, req.MaxOutputTokens*4)
+	}
 	var out any = cp
 	if len(req.Fields) > 0 {
 		all := map[string]json.RawMessage{}
@@ -154,6 +157,62 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 	}
 	b, err := json.Marshal(out)
 	return SummaryReply{Text: string(b)}, err
+}
+
+// fitCheckpoint shortens cp until its rendered text holds at most maxChars, giving up first what is least
+// needed to continue: the oldest tool work, discoveries, the least used files, then the oldest of the user's
+// constraints, and last cutting the goal, the current state and the next steps short. A checkpoint written
+// for a small budget must fit it, or the compaction that wrote it leaves the session over its limit.
+func fitCheckpoint(cp *Checkpoint, maxChars int) {
+	over := func() bool { return utf8.RuneCountInString(cp.Render()) > maxChars }
+	dropFirst := func(list *[]string, keep int) bool {
+		if len(*list) <= keep {
+			return false
+		}
+		*list = (*list)[1:]
+		return true
+	}
+	steps := []func() bool{
+		func() bool { return dropFirst(&cp.Accomplished, 3) },
+		func() bool { return dropFirst(&cp.Discoveries, 0) },
+		func() bool {
+			if len(cp.RelevantFiles) <= 3 {
+				return false
+			}
+			cp.RelevantFiles = cp.RelevantFiles[:len(cp.RelevantFiles)-1]
+			return true
+		},
+		func() bool { return dropFirst(&cp.Accomplished, 0) },
+		func() bool {
+			if len(cp.RelevantFiles) == 0 {
+				return false
+			}
+			cp.RelevantFiles = cp.RelevantFiles[:len(cp.RelevantFiles)-1]
+			return true
+		},
+		func() bool { return dropFirst(&cp.Instructions, 1) },
+	}
+	for _, step := range steps {
+		for over() && step() {
+		}
+	}
+	// Still over: the remaining texts share what is left, the constraints and the goal first.
+	for _, n := range []int{offlineItemCap, offlineItemCap / 2, 80} {
+		if !over() {
+			return
+		}
+		cp.Goal, cp.CurrentState = clipRunes(cp.Goal, n), clipRunes(cp.CurrentState, n)
+		for _, list := range []*[]string{&cp.NextSteps, &cp.Instructions} {
+			for i := range *list {
+				(*list)[i] = clipRunes((*list)[i], n)
+			}
+		}
+	}
+	for over() && (dropFirst(&cp.NextSteps, 0) || dropFirst(&cp.Instructions, 0)) {
+	}
+	if over() {
+		cp.CurrentState = ""
+	}
 }
 
 func callPaths(args string) []string {

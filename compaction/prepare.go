@@ -81,7 +81,7 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 	}
 	p.Rewrite = transcript.Rewrite{BaseEpoch: in.BaseEpoch, BaseLen: len(in.View), Replace: map[int]transcript.Message{}}
 	chars := sizes.Transcript // kept in step with p.View below
-	opts.KeepTurns, opts.Focus = cfg.Compaction.KeepTurns, ""
+	opts.KeepTurns, opts.Focus, opts.HardLimit = cfg.Compaction.KeepTurns, "", p.Decision.HardLimit
 	if opts.MaxOutputTokens <= 0 {
 		opts.MaxOutputTokens = cfg.Compaction.MaxOutputTokens
 	}
@@ -142,16 +142,18 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 	if cfg.Compaction.Auto && !g.LastResortUsed {
 		g.LastResortUsed = true
 		// L1 cuts as deep as G2 allows when that is what fits: at the keepTurns cut, unless what it keeps cannot
-		// fit even reduced; then, or when that cut left the transcript over (its checkpoint, no gain), inside the
-		// last turn at its last safe boundary between calls.
-		opts.WithinLastTurn = !keptCanFit(p.View, opts.KeepTurns, in.InstructionsChars, limit)
+		// fit even reduced; then keeping fewer turns, down to the last one, and inside it at its last safe
+		// boundary between calls. When the first cut left the transcript over (its checkpoint, no gain), once
+		// more at the deepest.
+		opts.KeepTurns, opts.WithinLastTurn = FittingSpanOptions(p.View, cfg.Compaction.KeepTurns, in.InstructionsChars, limit)
 		err := compact(ReasonBudget, RuleNone)
 		if reduce() {
 			return p, nil
 		}
 		retry := err == nil || errors.Is(err, ErrNoGain)
-		if _, deeper := LastTurnSpan(p.View); retry && deeper && !opts.WithinLastTurn {
-			opts.WithinLastTurn = true
+		_, deeper := LastTurnSpan(p.View)
+		if retry && (opts.KeepTurns > 1 || deeper && !opts.WithinLastTurn) {
+			opts.KeepTurns, opts.WithinLastTurn = 1, deeper
 			compact(ReasonBudget, RuleNone)
 			if reduce() {
 				return p, nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/compaction/compactiontest"
@@ -309,5 +310,94 @@ func TestPrepare_BudgetCompactionGoesDeeperWhenTheKeepTurnsCutIsNotEnough(t *tes
 				t.Fatalf("compactions %s (events %s); want %s after three attempts", got, rec.types(), tc.compaction)
 			}
 		})
+	}
+}
+
+// readsTurn is a turn of n read_file calls of size chars each, made in parallel (one assistant message) or one
+// after another.
+func readsTurn(name string, n, size int, parallel bool) []transcript.Message {
+	msgs := []transcript.Message{user("turn " + name)}
+	var ids []string
+	for i := 0; i < n; i++ {
+		ids = append(ids, fmt.Sprintf("%s%d", name, i))
+	}
+	if parallel {
+		msgs = append(msgs, asst("", ids...))
+		for _, id := range ids {
+			msgs = append(msgs, result(id, strings.Repeat(name, size)))
+		}
+	} else {
+		for _, id := range ids {
+			msgs = append(msgs, asst("", id), result(id, strings.Repeat(name, size)))
+		}
+	}
+	return append(msgs, asst("done with "+name))
+}
+
+// TestPrepare_BudgetCompactionKeepsFewerTurnsWhenTheirsCannotFit: the audit's stuck sessions. The turn before
+// the last cannot fit the limit even reduced, so the keepTurns cut (2 turns) can never fit; the budget
+// compaction keeps only the last turn, with the offline summarizer's checkpoint sized to the limit, instead of
+// failing with F1 at every later prompt.
+func TestPrepare_BudgetCompactionKeepsFewerTurnsWhenTheirsCannotFit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		limit    int
+		big      []transcript.Message
+		wantKept int // messages kept after the checkpoint
+	}{
+		{"30 parallel reads at 8,000", 8_000, readsTurn("C", 30, 2000, true), 1},
+		{"40 sequential reads at 12,000", 12_000, readsTurn("C", 40, 2000, false), 1},
+		{"40 sequential reads at 20,000", 20_000, readsTurn("C", 40, 2000, false), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			view := append(append(longTurn("A", 1, 200), longTurn("B", 1, 200)...), tc.big...)
+			view = append(view, user("now run the tests"))
+			cfg := cfgWith(tc.limit, true)
+			cfg.Compaction.KeepTurns = 2
+			rec := &recorder{}
+			p, err := compaction.Prepare(context.Background(), compaction.Input{View: view, InstructionsChars: 290}, cfg,
+				compaction.BudgetFor(cfg, 0, ""), compaction.Options{}, compaction.Offline{}, &compaction.Guard{}, rec.emit)
+			if err != nil {
+				t.Fatalf("F1 although keeping only the last turn fits: %v (events %s)", err, rec.types())
+			}
+			if e := compactiontest.Check(view, p.Rewrite, err, compactiontest.Limits{MaxContextChars: tc.limit, InstructionsChars: 290, KeepTurns: -1}); e != nil {
+				t.Fatal(e)
+			}
+			if len(p.View) != 1+tc.wantKept || !p.View[0].Summary || p.View[len(p.View)-1].Text != "now run the tests" {
+				t.Fatalf("kept %d messages after the checkpoint; want the last turn", len(p.View)-1)
+			}
+			if size := 290 + transcript.TotalChars(p.View); size > tc.limit {
+				t.Fatalf("%d chars after compaction; limit %d", size, tc.limit)
+			}
+		})
+	}
+}
+
+// TestOffline_CheckpointFitsItsBudget: the offline summarizer's checkpoint of a long session holds at most its
+// share of the hard limit, keeping the user's constraints and the goal ahead of the tool work.
+func TestOffline_CheckpointFitsItsBudget(t *testing.T) {
+	var view []transcript.Message
+	view = append(view, user("Fix the flaky test in ci/run.sh. Never edit files under vendor/. Always run go vet before committing."))
+	for i := 0; i < 45; i++ {
+		id := fmt.Sprintf("t%d", i)
+		call := asst(fmt.Sprintf("Running the tests, attempt %d, looking at pkg/mod%d/file%d_test.go.", i, i, i), id)
+		call.ToolCalls[0].Name, call.ToolCalls[0].Arguments = "run_command", fmt.Sprintf(`{"command":"go test ./pkg/mod%d/... -run TestThing%d -count=1 -v"}`, i, i)
+		view = append(view, call, result(id, fmt.Sprintf("--- FAIL: TestThing%d (0.%02ds)\n", i, i)+strings.Repeat("output line\n", 200)))
+	}
+	view = append(view, asst("The flake comes from a shared temp dir."), user("next"), asst("ok"))
+	const limit = 12_000
+	res, err := compaction.Compact(context.Background(), compaction.Input{View: view, InstructionsChars: 290},
+		compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, HardLimit: limit}, compaction.Offline{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.View[0].Text
+	if n := utf8.RuneCountInString(text); n > limit/4 {
+		t.Fatalf("the checkpoint has %d chars; its share of the %d-char limit is %d", n, limit, limit/4)
+	}
+	for _, want := range []string{"Never edit files under vendor/", "Always run go vet", "Fix the flaky test"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the fitted checkpoint lost %q:\n%s", want, text)
+		}
 	}
 }

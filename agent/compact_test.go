@@ -1,0 +1,75 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
+)
+
+// stuckSession is the audit's stuck session: two small turns, a turn of 30 parallel reads of 2,000 chars, and
+// a short new prompt; its turn before the last cannot fit 8,000 chars even reduced.
+func stuckSession() []transcript.Message {
+	msgs := []transcript.Message{
+		{Role: transcript.RoleUser, Text: "list the files"}, {Role: transcript.RoleAssistant, Text: "main.go and go.mod"},
+		{Role: transcript.RoleUser, Text: "what does main do?"}, {Role: transcript.RoleAssistant, Text: "nothing yet"},
+		{Role: transcript.RoleUser, Text: "read every file of the package"},
+	}
+	reads := transcript.Message{Role: transcript.RoleAssistant}
+	var results []transcript.Message
+	for i := range 30 {
+		id := fmt.Sprintf("call_%02d", i)
+		reads.ToolCalls = append(reads.ToolCalls, transcript.ToolCall{ID: id, Name: "read_file", Arguments: fmt.Sprintf(`{"path":"f%02d.go"}`, i)})
+		results = append(results, transcript.Message{Role: transcript.RoleTool, ToolCallID: id, Text: strings.Repeat("x", 2000)})
+	}
+	msgs = append(append(append(msgs, reads), results...), transcript.Message{Role: transcript.RoleAssistant, Text: "read them all"})
+	return append(msgs, transcript.Message{Role: transcript.RoleUser, Text: "now summarize them"})
+}
+
+// TestContextManager_ManualCompactionOfAStuckSession: a manual compaction of a session whose recent turns
+// cannot fit its hard limit keeps the turns that fit, and leaves the session under the limit (it used to
+// refuse: "compaction would not shrink the conversation"); the next automatic preparation then needs nothing.
+func TestContextManager_ManualCompactionOfAStuckSession(t *testing.T) {
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 8_000
+	m := agent.NewContextManager(st, cfg, t.TempDir(), compaction.Offline{})
+	sess, err := st.CreateSession(storage.Session{}, stuckSession())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Compact(context.Background(), sess.ID, "", nil); err != nil {
+		t.Fatalf("manual compaction of a stuck session: %v", err)
+	}
+	v, err := st.Transcript(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := transcripttest.CheckStructure(v.Messages); err != nil {
+		t.Fatal(err)
+	}
+	storagetest.CheckTotals(t, st, sess.ID)
+	sizes := m.Sizes(v.Session, transcript.TotalChars(v.Messages))
+	if sizes.Reducible() > cfg.Limits.MaxContextChars {
+		t.Fatalf("%d chars after the manual compaction; limit %d", sizes.Reducible(), cfg.Limits.MaxContextChars)
+	}
+	if last := v.Messages[len(v.Messages)-1]; last.Text != "now summarize them" || !v.Messages[0].Summary {
+		t.Fatalf("the compaction must keep the last turn after a checkpoint: %+v", v.Messages)
+	}
+	if _, err := m.Prepare(context.Background(), sess.ID, &compaction.Guard{}, nil); err != nil {
+		t.Fatalf("the next model call after the manual compaction: %v", err)
+	}
+}

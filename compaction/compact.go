@@ -73,9 +73,9 @@ type Options struct {
 	// HardLimit is the hard limit the checkpoint is written for (0: none): the checkpoint may take at most a
 	// quarter of it, whatever MaxOutputTokens allows (the offline summarizer sizes its checkpoint to that).
 	HardLimit int
-	Focus      string
-	Reason     Reason
-	Rule       Rule
+	Focus     string
+	Reason    Reason
+	Rule      Rule
 	// WithinLastTurn moves the cut to the deepest G2 allows, inside the last turn at its last safe boundary
 	// between calls (LastTurnSpan), when there is one: the budget compaction (L1) sets it when what the
 	// keepTurns cut keeps cannot fit the hard limit.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -72,4 +73,45 @@ func TestContextManager_ManualCompactionOfAStuckSession(t *testing.T) {
 	if _, err := m.Prepare(context.Background(), sess.ID, &compaction.Guard{}, nil); err != nil {
 		t.Fatalf("the next model call after the manual compaction: %v", err)
 	}
+}
+
+// TestAgent_SmallBudgetCompactsWithTheModel: with maxContextChars 10,000 and a 1,000-token reply budget, the
+// automatic compactions call the model (their output budget fitted to the little window the summarizer has)
+// instead of failing with "the summarizer's window … is too small" before any call.
+func TestAgent_SmallBudgetCompactsWithTheModel(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars, cfg.Limits.MaxOutputTokens = 10_000, 1_000
+	var replies []providertest.Reply
+	for i := 0; i < 20; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+			call(fmt.Sprintf("call_%02d", i), "run_command", `{"command":"head -c 1500 /dev/zero | tr '\\0' s"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "All done."})
+	h := newHarness(t, cfg, providertest.Script{Replies: replies})
+	id := h.session(t)
+	if _, err := h.agent.Prompt(context.Background(), id, "run the command twenty times"); err != nil {
+		t.Fatal(err)
+	}
+	completed := 0
+	for _, e := range h.eventsSoFar() {
+		if e.Kind != agent.EventCompaction {
+			continue
+		}
+		switch e.Compaction.Type {
+		case compaction.EventFailed:
+			t.Fatalf("a compaction failed at a small budget: %s", e.Compaction.Message)
+		case compaction.EventCompleted:
+			completed++
+		}
+	}
+	summaries := 0
+	for _, req := range h.server.Requests() {
+		if strings.Contains(stringify(req), "checkpoint") && strings.Contains(stringify(req), "<history>") {
+			summaries++
+		}
+	}
+	if completed == 0 || summaries == 0 {
+		t.Fatalf("%d compactions completed, %d summarizer calls; want the model to summarize", completed, summaries)
+	}
+	h.checkAll(t, id)
 }

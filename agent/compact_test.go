@@ -75,43 +75,38 @@ func TestContextManager_ManualCompactionOfAStuckSession(t *testing.T) {
 	}
 }
 
-// TestAgent_SmallBudgetCompactsWithTheModel: with maxContextChars 10,000 and a 1,000-token reply budget, the
-// automatic compactions call the model (their output budget fitted to the little window the summarizer has)
-// instead of failing with "the summarizer's window … is too small" before any call.
+// TestAgent_SmallBudgetCompactsWithTheModel: with maxContextChars 8,000 and a 500-token reply budget, the
+// summarizer has about 6,750 chars of input; a compaction of a span larger than one call takes fits its output
+// budget to that window, calls the model in chunks and says so, instead of failing with "the summarizer's
+// window … is too small" before any call.
 func TestAgent_SmallBudgetCompactsWithTheModel(t *testing.T) {
 	cfg := config.Default()
-	cfg.Limits.MaxContextChars, cfg.Limits.MaxOutputTokens = 10_000, 1_000
-	var replies []providertest.Reply
-	for i := 0; i < 20; i++ {
-		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
-			call(fmt.Sprintf("call_%02d", i), "run_command", `{"command":"head -c 1500 /dev/zero | tr '\\0' s"}`)}})
+	cfg.Limits.MaxContextChars, cfg.Limits.MaxOutputTokens = 8_000, 500
+	checkpoint := `{"goal":"explain the steps","instructions":[],"accomplished":["explained a step"],"discoveries":[],"currentState":"explaining","nextSteps":[],"relevantFiles":[]}`
+	var summaries []providertest.Reply
+	for range 10 {
+		summaries = append(summaries, providertest.Reply{Text: checkpoint})
 	}
-	replies = append(replies, providertest.Reply{Text: "All done."})
-	h := newHarness(t, cfg, providertest.Script{Replies: replies})
-	id := h.session(t)
-	if _, err := h.agent.Prompt(context.Background(), id, "run the command twenty times"); err != nil {
+	h := newHarness(t, cfg, providertest.Script{Summaries: summaries})
+	var msgs []transcript.Message
+	for i := range 6 {
+		msgs = append(msgs, transcript.Message{Role: transcript.RoleUser, Text: fmt.Sprintf("step %d: %s", i, strings.Repeat("explain ", 180))},
+			transcript.Message{Role: transcript.RoleAssistant, Text: strings.Repeat("done ", 60)})
+	}
+	sess, err := h.store.CreateSession(storage.Session{Workspace: h.ws}, msgs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	completed := 0
-	for _, e := range h.eventsSoFar() {
-		if e.Kind != agent.EventCompaction {
-			continue
-		}
-		switch e.Compaction.Type {
-		case compaction.EventFailed:
-			t.Fatalf("a compaction failed at a small budget: %s", e.Compaction.Message)
-		case compaction.EventCompleted:
-			completed++
-		}
+	var events []compaction.Event
+	res, err := h.agent.Compact(context.Background(), sess.ID, "", func(e compaction.Event) { events = append(events, e) })
+	if err != nil {
+		t.Fatalf("a compaction at a small budget: %v", err)
 	}
-	summaries := 0
-	for _, req := range h.server.Requests() {
-		if strings.Contains(stringify(req), "checkpoint") && strings.Contains(stringify(req), "<history>") {
-			summaries++
-		}
+	if res.Event.Chunks < 2 || !strings.Contains(res.Event.Message, "output budget was lowered") {
+		t.Fatalf("%d summarizer calls, message %q; want the span summarized in chunks with a lowered output budget", res.Event.Chunks, res.Event.Message)
 	}
-	if completed == 0 || summaries == 0 {
-		t.Fatalf("%d compactions completed, %d summarizer calls; want the model to summarize", completed, summaries)
+	if err := h.server.CheckSummaryWindow(cfg.Limits.MaxContextChars/4 + cfg.Limits.MaxOutputTokens); err != nil {
+		t.Fatal(err)
 	}
-	h.checkAll(t, id)
+	h.checkAll(t, sess.ID)
 }

@@ -165,8 +165,7 @@ func (m *ContextManager) ToolOutputCap() int {
 	return min(max(limit/16, minToolOutput), maxToolOutput)
 }
 
-// options are the summarizer settings: the output budget and, for a model, the input one call may take
-// (the effective window minus the output budget, with a 10% margin for the estimate).
+// options are the summarizer settings: the output budget and, for a model, the window its calls must fit.
 func (m *ContextManager) options(sess storage.Session, reason compaction.Reason, focus string) compaction.Options {
 	cfg := m.Settings()
 	o := compaction.Options{KeepTurns: cfg.Compaction.KeepTurns, MaxOutputTokens: cfg.Compaction.MaxOutputTokens,
@@ -178,11 +177,7 @@ func (m *ContextManager) options(sess storage.Session, reason compaction.Reason,
 		o.DeletedFiles = m.Files.Deleted()
 	}
 	if _, offline := m.Summarizer.(compaction.Offline); !offline {
-		// Fit the summarizer to the model: at most a quarter of its window for the checkpoint, so that a
-		// small-window model still has room for a chunk of history and the running checkpoint.
-		win := m.summarizerWindow()
-		o.MaxOutputTokens = min(o.MaxOutputTokens, max(win/4, 256))
-		o.InputChars = (win - o.MaxOutputTokens) * 4 * 9 / 10
+		o.SummarizerWindow = m.summarizerWindow() // compaction fits the calls to it
 	}
 	return o
 }

@@ -68,8 +68,10 @@ type Options struct {
 	KeepTurns int
 	// MaxOutputTokens is the summarizer's output budget (compaction.maxOutputTokens).
 	MaxOutputTokens int
-	// InputChars bounds the prompt of one summarizer call; a larger span is summarized in chunks (0: no bound).
-	InputChars int
+	// SummarizerWindow is the context window, in tokens, of the model that summarizes (0: no bound, as for the
+	// offline summarizer): each summarizer call's prompt and output budget fit it, a larger span is summarized
+	// in chunks, and the output budget is lowered when it would leave too little room for the history.
+	SummarizerWindow int
 	// HardLimit is the hard limit the checkpoint is written for (0: none): the checkpoint may take at most a
 	// quarter of it, whatever MaxOutputTokens allows (the offline summarizer sizes its checkpoint to that).
 	HardLimit int
@@ -228,12 +230,12 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 			prev, span = &cp, span[1:]
 		}
 	}
-	configured := opts.MaxOutputTokens
-	opts.MaxOutputTokens = outputBudget(span, prev, opts)
-	if opts.MaxOutputTokens < min(configured, checkpointShare(opts.HardLimit)) {
-		stats.loweredOutput = opts.MaxOutputTokens
+	out, input, lowered := callBudget(span, prev, opts)
+	if lowered {
+		stats.loweredOutput = out
 	}
-	chunks, err := chunk(span, prev, opts)
+	opts.MaxOutputTokens = out
+	chunks, err := chunk(span, prev, opts, input)
 	if err != nil {
 		return Checkpoint{}, stats, err
 	}
@@ -289,24 +291,37 @@ func checkpointShare(hardLimit int) int {
 	return max(hardLimit/16, 1)
 }
 
-// outputBudget is the output budget of the summarizer calls for span: opts.MaxOutputTokens, at most the
-// checkpoint's share of the hard limit, and lowered (to no less than minOutputTokens) when, span needing
-// several calls, the configured one would leave less than half the summarizer's window (and at least a
-// chunk's worth) for the history beside the running checkpoint.
-func outputBudget(span []transcript.Message, prev *Checkpoint, opts Options) int {
-	out := min(opts.MaxOutputTokens, checkpointShare(opts.HardLimit))
-	if opts.InputChars <= 0 {
-		return out
+// inputChars is what the prompt of a summarizer call may hold in a window of win tokens beside an output
+// budget of out tokens: about 4 chars a token, with a 10% margin for the estimate.
+func inputChars(win, out int) int { return (win - out) * 4 * 9 / 10 }
+
+// callBudget is the output budget and the prompt size (0: no bound) of the summarizer calls for span:
+// opts.MaxOutputTokens, at most the checkpoint's share of the hard limit and a quarter of the summarizer's
+// window; when span needs several calls, lowered (lowered true; to no less than minOutputTokens) so that at
+// least half of each prompt, and a chunk's worth, is left for the history beside the running checkpoint.
+func callBudget(span []transcript.Message, prev *Checkpoint, opts Options) (out, input int, lowered bool) {
+	out = min(opts.MaxOutputTokens, checkpointShare(opts.HardLimit))
+	win := opts.SummarizerWindow
+	if win <= 0 {
+		return out, 0, false
 	}
-	fixed := utf8.RuneCountInString(summarizerSystem) + utf8.RuneCountInString(opts.Focus) + promptFraming
-	if fixed+checkpointChars(prev)+renderedTotal(span) <= opts.InputChars {
-		return out // one call: the output budget takes nothing from the history
+	out = min(out, max(win/4, minOutputTokens))
+	fixed := promptFixedChars(opts)
+	if fixed+checkpointChars(prev)+renderedTotal(span) <= inputChars(win, out) {
+		return out, inputChars(win, out), false // one call: the output budget takes nothing from the history
 	}
-	// Half the window for the checkpoint, half for history, and never less than a chunk's worth of history.
-	if fits := min((opts.InputChars-fixed)/8, (opts.InputChars-fixed-minChunkChars)/4); fits < out {
-		return max(fits, min(out, minOutputTokens))
+	// With input = 3.6 × (win − out): the checkpoint (4 × out) at most half of what the fixed part leaves,
+	// and at least minChunkChars of history beside it.
+	fits := min((36*win-10*fixed)/116, (36*win-10*fixed-10*minChunkChars)/76)
+	if fits < out {
+		out, lowered = max(fits, min(out, minOutputTokens)), true
 	}
-	return out
+	return out, inputChars(win, out), lowered
+}
+
+// promptFixedChars is what every summarizer prompt holds besides history and checkpoint.
+func promptFixedChars(opts Options) int {
+	return utf8.RuneCountInString(summarizerSystem) + utf8.RuneCountInString(opts.Focus) + promptFraming
 }
 
 // Sizes the chunk planner reserves in a summarizer's prompt, in chars: the framing around the history and the
@@ -316,23 +331,23 @@ const (
 	minChunkChars = 4000
 )
 
-// chunk splits span into pieces whose rendered prompt fits opts.InputChars (one piece when it is 0). The whole
+// chunk splits span into pieces whose rendered prompt fits input chars (one piece when it is 0). The whole
 // span goes in one call when it fits there with the instructions, the focus and prev, the checkpoint it
 // updates; only several calls keep room in each for a running checkpoint as long as one reply (the output
 // budget), so that a small summarizer window is not refused for a span it can take at once.
-func chunk(span []transcript.Message, prev *Checkpoint, opts Options) ([][]transcript.Message, error) {
-	if opts.InputChars <= 0 {
+func chunk(span []transcript.Message, prev *Checkpoint, opts Options, input int) ([][]transcript.Message, error) {
+	if input <= 0 {
 		return [][]transcript.Message{span}, nil
 	}
-	fixed := utf8.RuneCountInString(summarizerSystem) + utf8.RuneCountInString(opts.Focus) + promptFraming
+	fixed := promptFixedChars(opts)
 	prevChars := checkpointChars(prev)
-	if fixed+prevChars+renderedTotal(span) <= opts.InputChars {
+	if fixed+prevChars+renderedTotal(span) <= input {
 		return [][]transcript.Message{span}, nil
 	}
-	room := opts.InputChars - fixed - max(prevChars, opts.MaxOutputTokens*4)
+	room := input - fixed - max(prevChars, opts.MaxOutputTokens*4)
 	if room < minChunkChars {
-		return nil, fmt.Errorf("the summarizer's window (%d chars of input) is too small for one chunk of history after its %d-token output budget; lower compaction.maxOutputTokens or use a model with a larger window",
-			opts.InputChars, opts.MaxOutputTokens)
+		return nil, fmt.Errorf("the summarizer's window (%d chars of input) is too small for one chunk of history after its %d-token output budget; use a model with a larger window, or raise limits.maxContextChars",
+			input, opts.MaxOutputTokens)
 	}
 	var out [][]transcript.Message
 	startIdx, size := 0, 0

@@ -187,7 +187,7 @@ func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		s.replies = append(s.replies, compaction.SummaryReply{Text: fullJSON})
 	}
-	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 2000, InputChars: 60_000}, s)
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 2000, SummarizerWindow: 18_700}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,25 +202,30 @@ func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
 			t.Fatalf("chunk %d does not update the running checkpoint", i)
 		}
 	}
-	// An output budget that leaves no room for history in the window is lowered, and the event says so.
+	// An output budget that leaves no room for history in a small window (3,000 tokens) is lowered, and the
+	// event says so.
+	small := transcripttest.Default(20)
+	small.HugeEvery = 0
+	view = transcripttest.Generate(small)
 	s.got = nil
-	for i := 0; i < 50; i++ {
+	for i := 0; i < 200; i++ {
 		s.replies = append(s.replies, compaction.SummaryReply{Text: fullJSON})
 	}
-	res, _, err = compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, InputChars: 30_000}, s)
+	const window = 3_000
+	res, _, err = compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, SummarizerWindow: window}, s)
 	if err != nil {
-		t.Fatalf("an output budget larger than the window: %v", err)
+		t.Fatalf("an output budget that leaves no room in the window: %v", err)
 	}
-	if !strings.Contains(res.Event.Message, "lowered from 16000 to") || len(s.got) == 0 || s.got[0].MaxOutputTokens >= 16000 {
-		t.Fatalf("event %q; the calls asked for %d tokens", res.Event.Message, s.got[0].MaxOutputTokens)
+	if !strings.Contains(res.Event.Message, "lowered from 16000 to") || len(s.got) < 2 || s.got[0].MaxOutputTokens >= window/4 {
+		t.Fatalf("event %q; %d calls asked for %d tokens", res.Event.Message, len(s.got), s.got[0].MaxOutputTokens)
 	}
 	for i, req := range s.got {
-		if n := len([]rune(req.Prompt)) + len([]rune(req.System)) + req.MaxOutputTokens*4; n > 30_000 {
+		if n := len([]rune(req.Prompt)) + len([]rune(req.System)) + req.MaxOutputTokens*4; n > window*4 {
 			t.Fatalf("chunk %d: prompt and output budget take %d chars, over the summarizer's window", i, n)
 		}
 	}
 	// A window too small even for the least output budget is refused, saying so.
-	if _, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, InputChars: 6_000}, s); err == nil ||
+	if _, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 16000, SummarizerWindow: 2_000}, s); err == nil ||
 		!strings.Contains(err.Error(), "too small") {
 		t.Fatalf("a window too small for any output budget: %v", err)
 	}
@@ -340,7 +345,7 @@ func TestCompact_CutArrayItemIsDropped(t *testing.T) {
 func TestCompact_SmallSummarizerWindowTakesAFittingSpanAtOnce(t *testing.T) {
 	view := append(longTurn("A", 3, 1000), longTurn("B", 1, 10)...)
 	s := &scripted{replies: []compaction.SummaryReply{{Text: fullJSON}}}
-	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 750, InputChars: 8100}, s)
+	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 750, SummarizerWindow: 3_000}, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ type Prepared struct {
 // Prepare runs everything SPEC §3–4 asks before a model call: the triggers (A1–A5), an automatic compaction,
 // the hard limit with in-place reduction (H1, R1–R6), the last-resort budget compaction (L1), and the F1 error.
 // On F1 it returns the BudgetError together with a Prepared whose Rewrite (the reduction) must still be
-// persisted. opts carries the summarizer settings (InputChars, MaxOutputTokens fitted to the model, else
+// persisted. opts carries the summarizer settings (SummarizerWindow, MaxOutputTokens, else
 // compaction.maxOutputTokens; Focus is ignored).
 func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Options, s Summarizer, g *Guard, emit Emitter) (Prepared, error) {
 	sizes := Sizes{Instructions: in.InstructionsChars, Transcript: in.transcriptChars(), Tools: in.ToolsChars}

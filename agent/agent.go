@@ -7,6 +7,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -225,6 +226,9 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		p, err := a.prepare(ctx, view, &sum, &st.guard, emit)
 		if p.Changed {
 			st.setMeter(p.sum) // saved even when the F1 error follows
+		}
+		if ce := (*compaction.CatalogError)(nil); errors.As(err, &ce) {
+			ce.Sources = a.largestSources(3)
 		}
 		if err != nil {
 			return res, err
@@ -581,4 +585,16 @@ func (a *Agent) UseFiles(files *relevantfiles.Tracker) {
 		}
 		files.Note(filepath.ToSlash(u.Path), use)
 	}
+}
+
+// largestSources are the n sources of the tool catalog that weigh most, for the catalog error.
+func (a *Agent) largestSources(n int) []compaction.CatalogSource {
+	var out []compaction.CatalogSource
+	for _, src := range a.Tools.Describe().Sources {
+		if src.Count > 0 {
+			out = append(out, compaction.CatalogSource{Name: src.Source, Tools: src.Count, Chars: src.Chars})
+		}
+	}
+	slices.SortStableFunc(out, func(x, y compaction.CatalogSource) int { return y.Chars - x.Chars })
+	return out[:min(n, len(out))]
 }

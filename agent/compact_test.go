@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -109,4 +110,30 @@ func TestAgent_SmallBudgetCompactsWithTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.checkAll(t, sess.ID)
+}
+
+// TestAgent_ACatalogThatFillsTheWindow: a model whose window the tool catalog fills gets no request; the turn
+// fails with the catalog's own error naming the largest source and where to turn tools off, not F1.
+func TestAgent_ACatalogThatFillsTheWindow(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxOutputTokens = 500
+	catalog := newHarness(t, cfg, providertest.Script{}).agent.Tools.CatalogChars()
+	window := catalog/4 + cfg.Limits.MaxOutputTokens + 10 // room for the catalog and 40 chars
+	h := newHarness(t, cfg, providertest.Script{Models: []map[string]any{{"id": "alisio-test", "context_length": window}},
+		Replies: []providertest.Reply{{Text: "never sent"}}})
+	id := h.session(t)
+	_, err := h.agent.Prompt(context.Background(), id, "hello")
+	var ce *compaction.CatalogError
+	if !errors.As(err, &ce) || len(ce.Sources) == 0 || ce.Sources[0].Name != "built-in" {
+		t.Fatalf("want the catalog's error naming its sources, got %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "built-in (") || !strings.Contains(msg, ":AlisioTools") || strings.Contains(msg, "limit 0") {
+		t.Fatalf("message: %s", msg)
+	}
+	for _, req := range h.server.Requests() {
+		if _, chat := req["messages"]; chat {
+			t.Fatal("a request was sent although the catalog fills the window")
+		}
+	}
+	h.checkAll(t, id)
 }

@@ -400,7 +400,8 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 	in.Meter = &meter
 	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), m.options(v.Session, compaction.ReasonAuto, ""), m.Summarizer, g, emit)
 	var budgetErr *compaction.BudgetError
-	if perr != nil && !errors.As(perr, &budgetErr) {
+	var catalogErr *compaction.CatalogError
+	if perr != nil && !errors.As(perr, &budgetErr) && !errors.As(perr, &catalogErr) {
 		return prepared{Prepared: p}, perr
 	}
 	out := prepared{Prepared: p, view: v, sum: *sum, chars: in.InstructionsChars + meter.Chars() + in.ToolsChars}

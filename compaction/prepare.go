@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
@@ -48,6 +49,58 @@ func (e *BudgetError) Error() string {
 		e.Chars, e.Limit, e.Compaction, window)
 }
 
+// CatalogError: the tool catalog leaves the conversation no room in the model's window. It is not the F1
+// error, which the catalog never causes (TC1): the way out is fewer tools, not compaction.
+type CatalogError struct {
+	// ToolsChars is the catalog's size; Window and Reserve the model's window and the reply reserve, in tokens.
+	ToolsChars, Window, Reserve int
+	// Chars is what the conversation (instructions and transcript) needs, and Room what the window leaves it
+	// beside the catalog and the reply reserve (≤ 0 when the catalog alone fills the window).
+	Chars, Room int
+	// Sources are the catalog's largest sources, most chars first, when the caller knows them.
+	Sources []CatalogSource
+}
+
+// CatalogSource is one origin of tools (the built-in tools, an MCP server) and its share of the catalog.
+type CatalogSource struct {
+	Name         string
+	Tools, Chars int
+}
+
+// Error says how much of the window the catalog takes, which sources weigh most, and where to turn them off.
+func (e *CatalogError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The tool catalog is too large for the model's context window: its tools take about %d characters (%d tokens) of the %d-token window",
+		e.ToolsChars, transcript.EstimateTokens(e.ToolsChars), e.Window)
+	if e.Room <= 0 {
+		fmt.Fprintf(&b, ", which leaves no room for the conversation after the %d-token reply reserve (limits.maxOutputTokens).", e.Reserve)
+	} else {
+		fmt.Fprintf(&b, ", which leaves %d characters for the conversation after the %d-token reply reserve (limits.maxOutputTokens); it needs about %d even compacted.", e.Room, e.Reserve, e.Chars)
+	}
+	if len(e.Sources) > 0 {
+		var parts []string
+		for _, s := range e.Sources {
+			parts = append(parts, fmt.Sprintf("%s (%d tools, %d characters)", s.Name, s.Tools, s.Chars))
+		}
+		b.WriteString(" Largest: " + strings.Join(parts, ", ") + ".")
+	}
+	b.WriteString(" Turn off the MCP servers you do not need (Alisio: Show Tools / :AlisioTools / alisio-lsp tools), or use a model with a larger window. Nothing was sent and nothing is lost.")
+	return b.String()
+}
+
+// catalogError is the CatalogError for a request whose conversation needs chars, when the catalog is what
+// keeps it out of the window: it would fit without the catalog (nil otherwise, or when the window is unknown).
+func catalogError(b Budget, toolsChars, chars int) *CatalogError {
+	if !b.KnownWindow() || toolsChars == 0 {
+		return nil
+	}
+	window := (b.Window - b.MaxOutputTokens) * 4
+	if room := window - toolsChars; chars > room && chars <= min(window, b.MaxContextChars) {
+		return &CatalogError{ToolsChars: toolsChars, Window: b.Window, Reserve: b.MaxOutputTokens, Chars: chars, Room: room}
+	}
+	return nil
+}
+
 // The F1 variants.
 const (
 	CompactionRanNotEnough = "ran but could not reduce it enough"
@@ -71,13 +124,19 @@ type Prepared struct {
 // Prepare runs everything SPEC §3–4 asks before a model call: the triggers (A1–A5), an automatic compaction,
 // the hard limit with in-place reduction (H1, R1–R6), the last-resort budget compaction (L1), and the F1 error.
 // On F1 it returns the BudgetError together with a Prepared whose Rewrite (the reduction) must still be
-// persisted. opts carries the summarizer settings (SummarizerWindow, MaxOutputTokens, else
+// persisted; so too the CatalogError when only the tool catalog keeps the request out of the model's
+// window. opts carries the summarizer settings (SummarizerWindow, MaxOutputTokens, else
 // compaction.maxOutputTokens; Focus is ignored).
 func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Options, s Summarizer, g *Guard, emit Emitter) (Prepared, error) {
 	sizes := Sizes{Instructions: in.InstructionsChars, Transcript: in.transcriptChars(), Tools: in.ToolsChars}
 	p := Prepared{Decision: Decide(sizes, b), View: in.View}
 	if !p.Decision.OverHardLimit && (!p.Decision.Compact || !cfg.Compaction.Auto || sizes.Reducible() <= g.quietUntil) {
 		return p, nil // the common case: nothing to do, decided in O(1)
+	}
+	if ce := catalogError(b, in.ToolsChars, in.InstructionsChars); ce != nil {
+		// The catalog leaves no room beside the instructions: no compaction can help, and none is run.
+		ce.Chars = sizes.Reducible()
+		return p, ce
 	}
 	p.Rewrite = transcript.Rewrite{BaseEpoch: in.BaseEpoch, BaseLen: len(in.View), Replace: map[int]transcript.Message{}}
 	chars := sizes.Transcript // kept in step with p.View below
@@ -159,6 +218,9 @@ func Prepare(ctx context.Context, in Input, cfg config.Config, b Budget, opts Op
 				return p, nil
 			}
 		}
+	}
+	if ce := catalogError(b, in.ToolsChars, in.InstructionsChars+chars); ce != nil {
+		return p, ce // over only because of the catalog: the reduction above is still to be persisted
 	}
 	be := &BudgetError{Chars: in.InstructionsChars + chars, Limit: limit, Compaction: compactionNote}
 	if p.Decision.HardLimitByWindow {

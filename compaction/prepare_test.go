@@ -186,8 +186,8 @@ func TestPrepare_LoweringTheLimitTakesEffect(t *testing.T) {
 }
 
 // TestPrepare_Property runs the whole pre-call pipeline on generated transcripts under random budgets and
-// checks every guarantee on what it decided: a valid transcript within the hard limit, or the F1 error with
-// the reduction still returned.
+// checks every guarantee on what it decided: a valid transcript within the hard limit, or the F1 error (or the
+// catalog's, when only the tool catalog keeps it out of the window) with the reduction still returned.
 func TestPrepare_Property(t *testing.T) {
 	var changed, failed, compacted int
 	defer func() {
@@ -207,8 +207,12 @@ func TestPrepare_Property(t *testing.T) {
 		p, err := compaction.Prepare(context.Background(), in, cfg, compaction.BudgetFor(cfg, window, "test"), compaction.Options{},
 			compaction.Offline{}, &compaction.Guard{}, nil)
 		var be *compaction.BudgetError
-		if err != nil && !errors.As(err, &be) {
+		var ce *compaction.CatalogError
+		if err != nil && !errors.As(err, &be) && !errors.As(err, &ce) {
 			rt.Fatalf("Prepare failed without F1: %v", err)
+		}
+		if ce != nil && (window == 0 || window > compaction.MaxTrustedWindow || in.ToolsChars == 0) {
+			rt.Fatalf("a catalog error without a catalog in a known window: %v", err)
 		}
 		if be != nil && !strings.HasPrefix(err.Error(), "Context budget exceeded (approximately ") {
 			rt.Fatalf("F1 text: %v", err)
@@ -399,5 +403,43 @@ func TestOffline_CheckpointFitsItsBudget(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the fitted checkpoint lost %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestPrepare_ACatalogThatFillsTheWindowIsItsOwnError: when the tool catalog alone fills the model's window,
+// Prepare says so as a CatalogError, without compacting (no compaction can help); when the conversation would
+// fit the window but for the catalog, the same error replaces F1 — never "limit 0".
+func TestPrepare_ACatalogThatFillsTheWindowIsItsOwnError(t *testing.T) {
+	c := cfgWith(800_000, true)
+	b := compaction.BudgetFor(c, 32_000, "models")
+	small := []transcript.Message{user("hi"), asst("hello"), user("again")}
+	rec := &recorder{}
+	_, err := compaction.Prepare(context.Background(), compaction.Input{View: small, InstructionsChars: 290, ToolsChars: 120_000}, c, b,
+		compaction.Options{}, compaction.Offline{}, &compaction.Guard{}, rec.emit)
+	var ce *compaction.CatalogError
+	if !errors.As(err, &ce) || ce.Room > 0 || rec.types() != "" {
+		t.Fatalf("a catalog larger than the window: %v (events %q)", err, rec.types())
+	}
+	for _, want := range []string{"32000-token window", "no room for the conversation", ":AlisioTools", "alisio-lsp tools"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the message lacks %q: %s", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "limit 0") || strings.Contains(err.Error(), "Context budget exceeded") {
+		t.Errorf("the catalog's error reads as F1: %s", err)
+	}
+
+	// 40,000 chars of instructions, which nothing reduces, fit the window but not beside an 80,000-char catalog.
+	_, err = compaction.Prepare(context.Background(), compaction.Input{View: small, InstructionsChars: 40_000, ToolsChars: 80_000}, c, b,
+		compaction.Options{}, compaction.Offline{}, &compaction.Guard{}, nil)
+	if !errors.As(err, &ce) || ce.Room <= 0 || !strings.Contains(err.Error(), "leaves 31616 characters") {
+		t.Fatalf("a conversation that fits only without the catalog: %v", err)
+	}
+	// Without the catalog in the way, it is F1.
+	_, err = compaction.Prepare(context.Background(), compaction.Input{View: small, InstructionsChars: 120_000}, c, b,
+		compaction.Options{}, compaction.Offline{}, &compaction.Guard{}, nil)
+	var be *compaction.BudgetError
+	if !errors.As(err, &be) {
+		t.Fatalf("a conversation larger than the window: %v", err)
 	}
 }

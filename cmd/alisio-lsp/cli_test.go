@@ -567,6 +567,10 @@ func TestCLI_KilledDuringAToolCall(t *testing.T) {
 		t.Fatalf("recover without --acknowledge: %s", errOut)
 	}
 	mustCLI(t, data, "sessions", "recover", session, "--acknowledge")
+	// Once recovered, --json still answers in JSON: no calls left.
+	if again := mustCLI(t, data, "--json", "sessions", "recover", session, "--acknowledge"); !strings.Contains(again, `"type":"recovered"`) || !strings.Contains(again, `"calls":0`) {
+		t.Fatalf("--json recover of a session without uncertain calls: %q", again)
+	}
 	out2 := mustCLI(t, data, "--config", cfg, "prompt", "--session", session, "go on")
 	if !strings.Contains(out2, "verify the deploy") {
 		t.Fatalf("the session did not continue: %s", out2)

@@ -142,6 +142,8 @@ func (a *app) sessionsRecoverCommand() *cobra.Command {
 					ids = append(ids, fmt.Sprintf("%s (%s %s)", c.ID, c.Name, clip(c.Arguments, 80)))
 				}
 				switch {
+				case len(calls) == 0 && a.jsonOut:
+					return a.emit("recovered", map[string]any{"session": id, "calls": 0})
 				case len(calls) == 0:
 					a.printf("session %s has no uncertain tool calls\n", id)
 					return nil

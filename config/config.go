@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -435,10 +436,12 @@ func (c *Config) Validate() error {
 	check(c.PluginHooks.TimeoutMs >= 1 && c.PluginHooks.TimeoutMs <= 600_000, "pluginHooks.timeoutMs", c.PluginHooks.TimeoutMs, "1–600000")
 	check(c.Provider.ContextWindow >= 0, "provider.contextWindow", c.Provider.ContextWindow, "0 (discover) or more")
 	check(validKind(c.Provider.Kind), "provider.kind", quote(c.Provider.Kind), `"openai" or "anthropic"`)
+	check(validEnvName(c.Provider.APIKeyEnv), "provider.apiKeyEnv", hiddenValue, apiKeyEnvWant)
 	check(validBaseURL(c.Provider.BaseURL), "provider.baseURL", quote(c.Provider.BaseURL), "an http:// or https:// URL, such as http://localhost:8080/v1")
 	check(validThinking(c.Provider.ThinkingBudget), "provider.thinkingBudget", c.Provider.ThinkingBudget, "0 (off) or 1024–1000000")
 	for name, p := range c.Profiles {
 		check(validKind(p.Kind), "profiles."+name+".kind", quote(p.Kind), `"openai" or "anthropic"`)
+		check(validEnvName(p.APIKeyEnv), "profiles."+name+".apiKeyEnv", hiddenValue, apiKeyEnvWant)
 		check(validThinking(p.ThinkingBudget), "profiles."+name+".thinkingBudget", p.ThinkingBudget, "0 (off) or 1024–1000000")
 		check(validBaseURL(p.BaseURL), "profiles."+name+".baseURL", quote(p.BaseURL), "an http:// or https:// URL, such as http://localhost:8080/v1")
 		check(p.Values.ContextWindow >= 0, "profiles."+name+".values.contextWindow", p.Values.ContextWindow, "0 or more")
@@ -490,6 +493,19 @@ func validToolPrefix(name string) bool {
 func validThinking(budget int) bool { return budget == 0 || budget >= 1024 && budget <= 1_000_000 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// envName is the form of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// validEnvName accepts an empty setting or the name of an environment variable. Anything else — most often an
+// API key pasted where its variable's name belongs — is refused without being repeated (hiddenValue).
+func validEnvName(s string) bool { return s == "" || envName.MatchString(s) }
+
+// hiddenValue stands for a refused apiKeyEnv in messages and logs: it may be a key.
+const hiddenValue = "(not shown: it is not a variable name and may be an API key)"
+
+// apiKeyEnvWant says what apiKeyEnv takes.
+const apiKeyEnvWant = "the NAME of the environment variable that holds the API key, such as OPENAI_API_KEY, never the key itself: export the key in that variable and put its name here"
 
 // ActiveProvider is the provider in force: the active profile's when one is selected, else Provider. The
 // returned window source says where ContextWindow came from ("config", "profile" or "" when unknown).

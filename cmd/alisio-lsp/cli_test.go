@@ -619,6 +619,28 @@ func TestCLI_SecretsNeverReachLogs(t *testing.T) {
 	})
 }
 
+// TestCLI_AKeyPastedAsItsVariableIsNeverRepeated: an API key written in provider.apiKeyEnv, where the name of
+// its variable belongs, is refused with what to do, and repeated nowhere: not in the error, not in the log.
+func TestCLI_AKeyPastedAsItsVariableIsNeverRepeated(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	const secret = "sk-proj-alisio7f3e9c1d0b2a"
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"provider":{"kind":"openai","model":"m","apiKeyEnv":"`+secret+`"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "alisio.log")
+	out, errOut, code := cli(t, data, "", "--config", cfg, "--log-level", "debug", "--log-file", logFile, "prompt", "--workspace", ws, "hello")
+	if code == 0 || !strings.Contains(errOut, "provider.apiKeyEnv") || !strings.Contains(errOut, "OPENAI_API_KEY") {
+		t.Fatalf("a key in provider.apiKeyEnv: exit %d, %s", code, errOut)
+	}
+	logs, _ := os.ReadFile(logFile)
+	for name, text := range map[string]string{"stdout": out, "stderr": errOut, "log file": string(logs)} {
+		if strings.Contains(text, "alisio7f3e9c1d0b2a") {
+			t.Fatalf("the key appears in %s: %s", name, text)
+		}
+	}
+}
+
 // TestCLI_JSONErrors: with --json a failure is a JSON line too, so that a program reading the output can
 // tell it from a result; the exit code is 1.
 func TestCLI_JSONErrors(t *testing.T) {

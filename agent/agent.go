@@ -25,7 +25,8 @@ import (
 // DefaultInstructions is the agent's system prompt.
 const DefaultInstructions = `You are alisio, a careful coding agent working in the user's workspace through tools. Read before you edit, keep changes minimal and focused, follow the user's instructions and constraints exactly, and say clearly what you changed and what remains. Paths are relative to the workspace root.`
 
-var errNoProvider = errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
+// ErrNoProvider: the settings name no provider, so no model can be called.
+var ErrNoProvider = errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
 	"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
 
 // ErrModelCall: a model call of the turn failed; the turn resumes when its prompt is sent again in its session.
@@ -176,7 +177,7 @@ func (e *UncertainCallsError) Unwrap() error { return ErrUncertain }
 // without calls, the session's token cap is reached, or ctx is cancelled. Turns of one session are serialized.
 func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error) {
 	if a.Chat == nil {
-		return TurnResult{}, errNoProvider
+		return TurnResult{}, ErrNoProvider
 	}
 	st := a.state(id)
 	st.turn.Lock()

@@ -126,7 +126,7 @@ func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
 	s.changed(id)
 	if err != nil {
 		s.endProgress(id, prog, "failed")
-		return nil, err
+		return nil, s.explainNoProvider(err)
 	}
 	s.endProgress(id, prog, "done")
 	return map[string]any{"session": id, "reply": res.Reply, "modelCalls": res.ModelCalls, "cut": res.Cut}, nil

@@ -90,6 +90,9 @@ type Server struct {
 	ag          *agent.Agent
 	retired     *agent.Agent // replaced by a provider change; the next agent takes over its MCP servers
 	agErr       error
+	// settingsErr is why the editor's latest settings were refused (nil once valid ones arrive): a prompt that
+	// fails for want of a provider names it, since the provider it sets is then not in force.
+	settingsErr error
 	shared      *workspace // the folder's state shared with the other connections on it
 	files       *relevantfiles.Tracker
 	compacting  map[string]bool
@@ -653,6 +656,7 @@ func (s *Server) applySettings(raw json.RawMessage, source string) {
 		}
 		s.agErr = nil
 	}
+	s.settingsErr = err
 	s.mu.Unlock()
 	if err != nil {
 		s.log.Warn("invalid settings", zap.Error(err))
@@ -757,4 +761,22 @@ func (s *Server) startMCP(ctx context.Context, a *agent.Agent) {
 		s.retired = nil
 	}
 	a.SyncMCP(ctx, s.cfg)
+}
+
+// explainNoProvider names the settings that were refused when err is the want of a provider: the provider
+// they set is not in force, and "no provider is configured" alone would hide why.
+func (s *Server) explainNoProvider(err error) error {
+	if !errors.Is(err, agent.ErrNoProvider) {
+		return err
+	}
+	s.mu.Lock()
+	refused := s.settingsErr
+	s.mu.Unlock()
+	if refused == nil {
+		refused = s.opts.ConfigProblem
+	}
+	if refused == nil {
+		return err
+	}
+	return fmt.Errorf("the Alisio settings were not applied, so the provider they set is not in force: %v. Fix that setting and send the prompt again", refused)
 }

@@ -317,6 +317,33 @@ func TestSettings(t *testing.T) {
 	t.Fatalf("lowering maxContextChars did not take effect: %+v", st)
 }
 
+// TestInvalidSettingsAreNamedByTheNextPrompt: editor settings that set a provider but hold one unknown key
+// are refused whole; the next prompt names that key rather than only saying no provider is configured.
+func TestInvalidSettingsAreNamedByTheNextPrompt(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, map[string]any{"alisio": map[string]any{
+		"provider": map[string]any{"kind": "openai", "baseURL": "http://127.0.0.1:9/v1", "model": "m"},
+		"futureSetting": true,
+	}})
+	err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "hi"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "futureSetting") || !strings.Contains(err.Error(), "not applied") {
+		t.Fatalf("a prompt after refused settings: %v", err)
+	}
+	// Valid settings since: the plain advice again.
+	_ = e.client.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": map[string]any{}}})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err = e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "hi"}, nil)
+		if err != nil && !strings.Contains(err.Error(), "futureSetting") && strings.Contains(err.Error(), "provider.kind") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after valid settings: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestInvalidParamsForEveryMethod(t *testing.T) {
 	e := start(t, nil, nil)
 	res := e.init(t, nil)

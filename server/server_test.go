@@ -322,7 +322,7 @@ func TestSettings(t *testing.T) {
 func TestInvalidSettingsAreNamedByTheNextPrompt(t *testing.T) {
 	e := start(t, nil, nil)
 	e.init(t, map[string]any{"alisio": map[string]any{
-		"provider": map[string]any{"kind": "openai", "baseURL": "http://127.0.0.1:9/v1", "model": "m"},
+		"provider":      map[string]any{"kind": "openai", "baseURL": "http://127.0.0.1:9/v1", "model": "m"},
 		"futureSetting": true,
 	}})
 	err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "hi"}, nil)

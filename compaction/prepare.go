@@ -89,13 +89,14 @@ func (e *CatalogError) Error() string {
 }
 
 // catalogError is the CatalogError for a request whose conversation needs chars, when the catalog is what
-// keeps it out of the window: it would fit without the catalog (nil otherwise, or when the window is unknown).
+// keeps it out of the window: the catalog takes at least half the window, and the conversation would fit
+// without it (nil otherwise, or when the window is unknown).
 func catalogError(b Budget, toolsChars, chars int) *CatalogError {
 	if !b.KnownWindow() || toolsChars == 0 {
 		return nil
 	}
 	window := (b.Window - b.MaxOutputTokens) * 4
-	if room := window - toolsChars; chars > room && chars <= min(window, b.MaxContextChars) {
+	if room := window - toolsChars; chars > room && 2*toolsChars >= window && chars <= min(window, b.MaxContextChars) {
 		return &CatalogError{ToolsChars: toolsChars, Window: b.Window, Reserve: b.MaxOutputTokens, Chars: chars, Room: room}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/compaction/compactiontest"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
+	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
@@ -441,5 +442,49 @@ func TestPrepare_ACatalogThatFillsTheWindowIsItsOwnError(t *testing.T) {
 	var be *compaction.BudgetError
 	if !errors.As(err, &be) {
 		t.Fatalf("a conversation larger than the window: %v", err)
+	}
+}
+
+// TestPrepare_RealTranscriptsAtSmallBudgets: every corpus transcript, at 12,000 and 20,000 chars, gets a
+// transcript within the limit, or F1 only when even its last turn, cut as deep as G2 allows and reduced,
+// cannot fit beside a checkpoint of a quarter of the limit (the audit found a false F1 at 12,000).
+func TestPrepare_RealTranscriptsAtSmallBudgets(t *testing.T) {
+	for _, f := range transcripttest.Corpus(t) {
+		im, err := formats.Import(f.Read(t), formats.Auto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		view := im.Messages
+		for _, open := range transcript.UnansweredCalls(view) {
+			view = append(view, transcript.Message{Role: transcript.RoleTool, ToolCallID: open.ID, Text: "outcome unknown"})
+		}
+		for i := range view {
+			view[i].ID = fmt.Sprint("m", i) // as stored: a cut copy names its original
+		}
+		for _, limit := range []int{12_000, 20_000} {
+			t.Run(fmt.Sprintf("%s at %d", f.Name, limit), func(t *testing.T) {
+				cfg := cfgWith(limit, true)
+				cfg.Compaction.KeepTurns = 2
+				p, err := compaction.Prepare(context.Background(), compaction.Input{View: view, InstructionsChars: 290}, cfg,
+					compaction.BudgetFor(cfg, 0, ""), compaction.Options{}, compaction.Offline{}, &compaction.Guard{}, nil)
+				if !p.Changed && err == nil {
+					return // it fits as it is
+				}
+				if e := compactiontest.Check(view, p.Rewrite, err, compactiontest.Limits{MaxContextChars: limit, InstructionsChars: 290, KeepTurns: -1}); e != nil {
+					t.Fatal(e)
+				}
+				var be *compaction.BudgetError
+				if !errors.As(err, &be) {
+					return
+				}
+				span, ok := compaction.LastTurnSpan(view)
+				if !ok {
+					span, ok = compaction.FindSpan(view, 1)
+				}
+				if ok && 290+limit/4+compaction.Reduce(view[span.End:], compaction.ReductionTarget(limit, 290)).Chars <= limit {
+					t.Fatalf("a false F1: the deepest cut fits: %v", err)
+				}
+			})
+		}
 	}
 }

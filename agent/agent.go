@@ -72,6 +72,9 @@ type Agent struct {
 	mcpMu sync.Mutex
 	mcp   map[string]mcpConn
 
+	// shared holds the turn locks and known windows of every agent of the process.
+	shared *Shared
+
 	mu       sync.Mutex
 	sessions map[string]*sessionState
 }
@@ -79,7 +82,6 @@ type Agent struct {
 // sessionState is what the agent keeps per session between calls: the running size, the compaction guard,
 // tokens used and the provider's last report.
 type sessionState struct {
-	turn  *sync.Mutex // held for a whole turn; shared by every agent of the process on the same store
 	guard compaction.Guard
 
 	mu           sync.Mutex // guards the figures below, read by Status while a turn runs
@@ -119,21 +121,10 @@ func (a *Agent) state(id string) *sessionState {
 	}
 	st, ok := a.sessions[id]
 	if !ok {
-		lock, _ := turnLocks.LoadOrStore(turnKey{a.Store, id}, &sync.Mutex{})
-		st = &sessionState{turn: lock.(*sync.Mutex)}
+		st = &sessionState{}
 		a.sessions[id] = st
 	}
 	return st
-}
-
-// turnLocks serializes the turns of a session across every agent of the process that shares its store: the
-// shared daemon runs one agent per editor connection, and two windows must not run turns of one session at
-// once.
-var turnLocks sync.Map // turnKey → *sync.Mutex
-
-type turnKey struct {
-	store   *storage.Store
-	session string
 }
 
 func (a *Agent) emit(e Event) {
@@ -180,8 +171,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		return TurnResult{}, ErrNoProvider
 	}
 	st := a.state(id)
-	st.turn.Lock()
-	defer st.turn.Unlock()
+	defer a.shared.lockTurn(a.Store, id)()
 	var res TurnResult
 	// The transcript is read once per turn and kept in step with what the turn appends; it is read again
 	// only after a compaction or reduction rewrote it.
@@ -417,8 +407,7 @@ func (a *Agent) Status(id string) (Status, error) {
 // Compact runs a manual compaction of session id, after any turn of that session in progress.
 func (a *Agent) Compact(ctx context.Context, id, focus string, emit compaction.Emitter) (compaction.Result, error) {
 	st := a.state(id)
-	st.turn.Lock()
-	defer st.turn.Unlock()
+	defer a.shared.lockTurn(a.Store, id)()
 	defer st.forgetMeter()
 	return a.ContextManager.Compact(ctx, id, focus, emit)
 }
@@ -426,8 +415,7 @@ func (a *Agent) Compact(ctx context.Context, id, focus string, emit compaction.E
 // Recover is Recover on the agent's store, after any turn of that session in progress.
 func (a *Agent) Recover(id string, acknowledge bool) ([]transcript.ToolCall, error) {
 	st := a.state(id)
-	st.turn.Lock()
-	defer st.turn.Unlock()
+	defer a.shared.lockTurn(a.Store, id)()
 	defer st.forgetMeter()
 	return Recover(a.Store, id, acknowledge)
 }
@@ -495,17 +483,20 @@ func resultSlot(msgs []transcript.Message, callID string) int {
 
 // New builds the agent for the workspace at dir with cfg: the configured provider, its context window (from
 // the settings, else the provider's model list), and the built-in tools; SyncMCP adds the MCP servers'.
-func New(ctx context.Context, store *storage.Store, cfg config.Config, dir string, log *zap.Logger, opts provider.Options) (*Agent, error) {
+func New(ctx context.Context, shared *Shared, store *storage.Store, cfg config.Config, dir string, log *zap.Logger, opts provider.Options) (*Agent, error) {
 	if log == nil {
 		log = zap.NewNop()
+	}
+	if shared == nil {
+		shared = NewShared()
 	}
 	p, _ := cfg.ActiveProvider()
 	model, err := provider.Open(p, opts)
 	if err != nil {
 		return nil, err
 	}
-	window, source := ResolveWindow(ctx, cfg, model, log)
-	a, err := newAgent(store, cfg, dir, model, relevantfiles.NewTracker())
+	window, source := shared.ResolveWindow(ctx, cfg, model, log)
+	a, err := newAgent(shared, store, cfg, dir, model, relevantfiles.NewTracker())
 	if err != nil {
 		return nil, err
 	}
@@ -515,46 +506,20 @@ func New(ctx context.Context, store *storage.Store, cfg config.Config, dir strin
 
 // NewContextOnly builds an agent without a provider: status, manual compaction (offline summarizer) and the
 // tool catalog work; Prompt fails with directions to configure a provider.
-func NewContextOnly(store *storage.Store, cfg config.Config, dir string, files *relevantfiles.Tracker) (*Agent, error) {
+func NewContextOnly(shared *Shared, store *storage.Store, cfg config.Config, dir string, files *relevantfiles.Tracker) (*Agent, error) {
 	p, source := cfg.ActiveProvider()
-	a, err := newAgent(store, cfg, dir, compaction.Offline{}, files)
+	a, err := newAgent(shared, store, cfg, dir, compaction.Offline{}, files)
 	if err == nil {
 		a.Window, a.WindowSource = p.ContextWindow, source
 	}
 	return a, err
 }
 
-// ResolveWindow is the context window (tokens, 0: unknown) of cfg's active provider and where it came from:
-// the settings, else the provider's model list (asked through model, which may be nil when no provider is
-// configured), else the window the same model reported earlier in this process. The daemon, prompt, compact
-// and context all resolve it here.
-func ResolveWindow(ctx context.Context, cfg config.Config, model provider.Model, log *zap.Logger) (int, string) {
-	p, source := cfg.ActiveProvider()
-	if p.ContextWindow > 0 || model == nil {
-		return p.ContextWindow, source
+// newAgent builds the agent with shared (nil: one of its own).
+func newAgent(shared *Shared, store *storage.Store, cfg config.Config, dir string, s compaction.Summarizer, files *relevantfiles.Tracker) (*Agent, error) {
+	if shared == nil {
+		shared = NewShared()
 	}
-	w, err := model.ContextWindow(ctx)
-	if err != nil {
-		// Not a warning: the model call that follows says clearly when the provider cannot be reached.
-		log.Info("could not read the context window from the provider's model list", zap.Error(err))
-	}
-	key := p.BaseURL + "\x00" + p.Model
-	if w > 0 {
-		knownWindows.Store(key, w)
-		return w, "models"
-	}
-	if last, ok := knownWindows.Load(key); ok {
-		// The provider did not answer this time: the window it gave before for this model, not a guess.
-		return last.(int), "models (last known; the provider did not answer)"
-	}
-	return 0, source
-}
-
-// knownWindows remembers the window each provider model reported (base URL and model → tokens), so that a
-// provider that does not answer later keeps its model's window instead of a guess.
-var knownWindows sync.Map
-
-func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.Summarizer, files *relevantfiles.Tracker) (*Agent, error) {
 	ts, err := builtinTools(cfg, dir)
 	if err != nil {
 		return nil, err
@@ -562,7 +527,7 @@ func newAgent(store *storage.Store, cfg config.Config, dir string, s compaction.
 	if store != nil {
 		ts.DaemonSocket = osproc.DaemonSocket(filepath.Dir(store.Dir()))
 	}
-	a := &Agent{Tools: ts, Log: zap.NewNop()}
+	a := &Agent{Tools: ts, Log: zap.NewNop(), shared: shared}
 	a.ContextManager.init(store, cfg, s, ts.CatalogChars())
 	a.UseFiles(files)
 	return a, nil

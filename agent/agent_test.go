@@ -34,6 +34,7 @@ import (
 type harness struct {
 	http   *httptest.Server // serves server; closing it makes the provider unreachable
 	agent  *agent.Agent
+	shared *agent.Shared // what the harness's agents share, as the daemon's windows do
 	store  *storage.Store
 	server *providertest.Server
 	ws     string
@@ -71,11 +72,12 @@ func newHarnessFor(t *testing.T, kind string, cfg config.Config, script provider
 	if kind == "anthropic" {
 		cfg.Provider = config.Provider{Kind: "anthropic", BaseURL: hs.URL, Model: "alisio-test"}
 	}
-	a, err := agent.New(context.Background(), st, cfg, ws, nil, provider.Options{MaxRetries: 1})
+	shared := agent.NewShared()
+	a, err := agent.New(context.Background(), shared, st, cfg, ws, nil, provider.Options{MaxRetries: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{agent: a, store: st, server: srv, ws: ws, http: hs}
+	h := &harness{agent: a, shared: shared, store: st, server: srv, ws: ws, http: hs}
 	a.OnEvent = func(e agent.Event) {
 		h.mu.Lock()
 		h.events = append(h.events, e)
@@ -727,7 +729,7 @@ func TestAgent_TokenCapSurvivesARestart(t *testing.T) {
 	}
 	cfg = h.agent.Settings()
 	cfg.Limits.MaxTokens = 50
-	restarted, err := agent.New(context.Background(), h.store, cfg, h.ws, nil, provider.Options{})
+	restarted, err := agent.New(context.Background(), h.shared, h.store, cfg, h.ws, nil, provider.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1023,7 +1025,7 @@ func TestAgent_UnreachableProviderKeepsTheKnownWindow(t *testing.T) {
 	down.Close() // nothing listens there any more
 	unknown := cfg
 	unknown.Provider.BaseURL, unknown.Provider.Model = down.URL+"/v1", "never-seen"
-	a, err := agent.New(context.Background(), h.store, unknown, h.ws, nil, provider.Options{MaxRetries: 0})
+	a, err := agent.New(context.Background(), h.shared, h.store, unknown, h.ws, nil, provider.Options{MaxRetries: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1031,7 +1033,7 @@ func TestAgent_UnreachableProviderKeepsTheKnownWindow(t *testing.T) {
 		t.Errorf("a model never seen got window %d (%s); want unknown", a.Window, a.WindowSource)
 	}
 	h.http.Close()
-	a, err = agent.New(context.Background(), h.store, cfg, h.ws, nil, provider.Options{MaxRetries: 0})
+	a, err = agent.New(context.Background(), h.shared, h.store, cfg, h.ws, nil, provider.Options{MaxRetries: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 			}
 			c := config.Default()
 			c.Limits.MaxContextChars = 100_000_000
-			a, err := agent.NewContextOnly(st, c, b.TempDir(), relevantfiles.NewTracker())
+			a, err := agent.NewContextOnly(nil, st, c, b.TempDir(), relevantfiles.NewTracker())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func BenchmarkStatusLargeView(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := agent.NewContextOnly(st, config.Default(), b.TempDir(), relevantfiles.NewTracker())
+	a, err := agent.NewContextOnly(nil, st, config.Default(), b.TempDir(), relevantfiles.NewTracker())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func BenchmarkStatusFirstRead(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				a, err := agent.NewContextOnly(st, config.Default(), b.TempDir(), relevantfiles.NewTracker())
+				a, err := agent.NewContextOnly(nil, st, config.Default(), b.TempDir(), relevantfiles.NewTracker())
 				if err != nil {
 					b.Fatal(err)
 				}

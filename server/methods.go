@@ -10,25 +10,58 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
+// handlerFunc runs one alisio/* request on its raw params.
 type handlerFunc func(s *Server, ctx context.Context, params json.RawMessage) (any, error)
+
+// sessionRule says whether handle fills an empty session reference with the workspace's most recent
+// session before the handler runs.
+type sessionRule bool
+
+const (
+	asGiven      sessionRule = false // the handler resolves the reference itself, or has none
+	orMostRecent sessionRule = true  // "": the workspace's most recent session (an error when it has none)
+)
+
+// handle adapts a typed handler: it decodes the params into P (unknown fields refused), gets the agent (a
+// request cancelled while the agent is built is answered at once), and, with orMostRecent, fills the
+// session reference of P (an api.SessionRef) before calling fn.
+func handle[P any, R any](rule sessionRule, fn func(s *Server, ctx context.Context, ag *agent.Agent, p *P) (R, error)) handlerFunc {
+	return func(s *Server, ctx context.Context, raw json.RawMessage) (any, error) {
+		var p P
+		if err := decode(raw, &p); err != nil {
+			return nil, err
+		}
+		ag, err := s.agentFor(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ref, ok := any(&p).(interface{ Ref() *api.SessionRef }); ok && rule == orMostRecent {
+			if ref.Ref().Session, err = s.resolveSession(ag, ref.Ref().Session, ""); err != nil {
+				return nil, err
+			}
+		}
+		return fn(s, ctx, ag, &p)
+	}
+}
 
 // methods are the custom requests (docs/protocol.md documents each).
 var methods = map[string]handlerFunc{
-	"alisio/prompt":     (*Server).prompt,
-	"alisio/compact":    (*Server).compact,
-	"alisio/recover":    (*Server).recoverCalls,
-	"alisio/sessions":   (*Server).sessions,
-	"alisio/session":    (*Server).session,
-	"alisio/newSession": (*Server).newSession,
-	"alisio/checkpoint": (*Server).checkpoint,
-	"alisio/context":    (*Server).contextParts,
-	"alisio/tools":      (*Server).tools,
-	"alisio/status":     (*Server).statusRequest,
-	"alisio/memories":   (*Server).memories,
+	"alisio/prompt":     handle(asGiven, (*Server).prompt),
+	"alisio/compact":    handle(orMostRecent, (*Server).compact),
+	"alisio/recover":    handle(orMostRecent, (*Server).recoverCalls),
+	"alisio/sessions":   handle(asGiven, (*Server).sessions),
+	"alisio/session":    handle(orMostRecent, (*Server).session),
+	"alisio/newSession": handle(asGiven, (*Server).newSession),
+	"alisio/checkpoint": handle(orMostRecent, (*Server).checkpoint),
+	"alisio/context":    handle(orMostRecent, (*Server).contextParts),
+	"alisio/tools":      handle(asGiven, (*Server).tools),
+	"alisio/status":     handle(orMostRecent, (*Server).statusRequest),
+	"alisio/memories":   handle(asGiven, (*Server).memories),
 }
 
 func methodNames() []string {
@@ -38,33 +71,6 @@ func methodNames() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// storeAndAgent returns what every session method needs, or the reason it is unavailable (for example the
-// store locked by another daemon).
-func (s *Server) storeAndAgent() (*storage.Store, *agent.Agent, error) {
-	ag, err := s.agentFor()
-	if err != nil {
-		return nil, nil, err
-	}
-	return ag.Store, ag, nil
-}
-
-// begin decodes a method's params into p and returns the store and the agent; when session is not nil, the
-// session field it points to is filled with the workspace's most recent session when empty (an error saying
-// how to start one when there is none).
-func (s *Server) begin(raw json.RawMessage, p any, session *string) (*storage.Store, *agent.Agent, error) {
-	if err := decode(raw, p); err != nil {
-		return nil, nil, err
-	}
-	st, ag, err := s.storeAndAgent()
-	if err != nil || session == nil || *session != "" {
-		return st, ag, err
-	}
-	if *session, err = s.resolveSession(ag, "", ""); err != nil {
-		return nil, nil, err
-	}
-	return st, ag, nil
 }
 
 // root is the workspace root.
@@ -99,23 +105,9 @@ func (s *Server) resolveSession(ag *agent.Agent, id string, title string) (strin
 	return sess.ID, err
 }
 
-type promptParams struct {
-	Session       string          `json:"session"`
-	Text          string          `json:"text"`
-	WorkDoneToken json.RawMessage `json:"workDoneToken"`
-}
-
-func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p promptParams
-	if err := decode(raw, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) prompt(ctx context.Context, ag *agent.Agent, p *api.PromptParams) (*api.PromptResult, error) {
 	if strings.TrimSpace(p.Text) == "" {
 		return nil, &paramsError{"text is required"}
-	}
-	_, ag, err := s.storeAndAgent()
-	if err != nil {
-		return nil, err
 	}
 	id, err := s.resolveSession(ag, p.Session, agent.SessionTitle(p.Text))
 	if err != nil {
@@ -129,25 +121,11 @@ func (s *Server) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
 		return nil, s.explainNoProvider(err)
 	}
 	s.endProgress(id, prog, "done")
-	return map[string]any{"session": id, "reply": res.Reply, "modelCalls": res.ModelCalls, "cut": res.Cut}, nil
+	return &api.PromptResult{Session: id, Reply: res.Reply, ModelCalls: res.ModelCalls, Cut: res.Cut}, nil
 }
 
-type compactParams struct {
-	Session       string          `json:"session"`
-	Focus         string          `json:"focus"`
-	WorkDoneToken json.RawMessage `json:"workDoneToken"`
-}
-
-func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p compactParams
-	_, ag, err := s.begin(raw, &p, nil)
-	if err != nil {
-		return nil, err
-	}
-	id, err := s.resolveSession(ag, p.Session, "")
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) compact(ctx context.Context, ag *agent.Agent, p *api.CompactParams) (*api.CompactResult, error) {
+	id := p.Session
 	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio: compacting")
 	emit := func(e compaction.Event) {
 		s.onAgentEvent(agent.Event{Session: id, Kind: agent.EventCompaction, Compaction: e})
@@ -159,20 +137,10 @@ func (s *Server) compact(ctx context.Context, raw json.RawMessage) (any, error) 
 		return nil, err
 	}
 	s.endProgress(id, prog, compactionMessage(res.Event))
-	return map[string]any{"session": id, "event": res.Event, "checkpoint": res.Checkpoint}, nil
+	return &api.CompactResult{Session: id, Event: res.Event, Checkpoint: res.Checkpoint}, nil
 }
 
-type recoverParams struct {
-	Session     string `json:"session"`
-	Acknowledge bool   `json:"acknowledge"`
-}
-
-func (s *Server) recoverCalls(_ context.Context, raw json.RawMessage) (any, error) {
-	var p recoverParams
-	_, ag, err := s.begin(raw, &p, &p.Session)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) recoverCalls(_ context.Context, ag *agent.Agent, p *api.RecoverParams) (*api.RecoverResult, error) {
 	calls, err := ag.Recover(p.Session, p.Acknowledge)
 	if err != nil {
 		return nil, err
@@ -186,48 +154,31 @@ func (s *Server) recoverCalls(_ context.Context, raw json.RawMessage) (any, erro
 			len(calls), strings.Join(ids, ", "))
 	}
 	s.changed(p.Session)
-	return map[string]any{"session": p.Session, "recovered": len(calls), "calls": calls}, nil
+	return &api.RecoverResult{Session: p.Session, Recovered: len(calls), Calls: calls}, nil
 }
 
-func (s *Server) sessions(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		All bool `json:"all"`
-	}
-	st, _, err := s.begin(raw, &p, nil)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) sessions(_ context.Context, ag *agent.Agent, p *api.SessionsParams) (*api.SessionsResult, error) {
 	ws := s.root()
 	if p.All {
 		ws = ""
 	}
-	list, err := st.Sessions(ws)
+	list, err := ag.Store.Sessions(ws)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]map[string]any, 0, len(list))
+	out := &api.SessionsResult{Sessions: make([]api.SessionSummary, 0, len(list))}
 	for _, sess := range list {
-		out = append(out, map[string]any{"id": sess.ID, "title": sess.Title, "workspace": sess.Workspace,
-			"createdAt": sess.CreatedAt, "updatedAt": sess.UpdatedAt, "messages": sess.Head.ViewLen})
+		out.Sessions = append(out.Sessions, api.SessionSummary{ID: sess.ID, Title: sess.Title, Workspace: sess.Workspace,
+			CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt, Messages: sess.Head.ViewLen})
 	}
-	return map[string]any{"sessions": out}, nil
+	return out, nil
 }
 
 // DefaultPageMessages is how many messages alisio/session returns when the request names no limit: the last
 // ones, enough for a chat view to open on however long the session is.
 const DefaultPageMessages = 200
 
-func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Session          string `json:"session"`
-		IncludeCompacted bool   `json:"includeCompacted"`
-		Offset           *int   `json:"offset"`
-		Limit            *int   `json:"limit"`
-	}
-	st, _, err := s.begin(raw, &p, &p.Session)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) session(_ context.Context, ag *agent.Agent, p *api.SessionParams) (*api.SessionResult, error) {
 	offset, limit := -1, DefaultPageMessages
 	if p.Offset != nil {
 		offset = *p.Offset
@@ -238,24 +189,17 @@ func (s *Server) session(_ context.Context, raw json.RawMessage) (any, error) {
 	if offset < -1 || limit < 0 {
 		return nil, fmt.Errorf("offset must be 0 or more (or -1 for the last messages) and limit 0 or more (0: every message); got offset %d, limit %d", offset, limit)
 	}
-	page, err := st.ReadPage(p.Session, p.IncludeCompacted, offset, limit)
+	page, err := ag.Store.ReadPage(p.Session, p.IncludeCompacted, offset, limit)
 	if err != nil {
 		return nil, err
 	}
 	s.status.touch(p.Session)
 	head := page.Session.Head
-	return map[string]any{"session": page.Session, "messages": page.Messages, "offset": page.Offset, "total": page.Total,
-		"compactedMessages": int(head.NextSeq) - head.ViewLen, "uncertainCalls": append([]string{}, head.Totals.Open...)}, nil
+	return &api.SessionResult{Session: page.Session, Messages: page.Messages, Offset: page.Offset, Total: page.Total,
+		CompactedMessages: int(head.NextSeq) - head.ViewLen, UncertainCalls: append([]string{}, head.Totals.Open...)}, nil
 }
 
-func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Title string `json:"title"`
-	}
-	_, ag, err := s.begin(raw, &p, nil)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) newSession(_ context.Context, ag *agent.Agent, p *api.NewSessionParams) (*api.NewSessionResult, error) {
 	if p.Title == "" {
 		p.Title = "New session"
 	}
@@ -264,46 +208,30 @@ func (s *Server) newSession(_ context.Context, raw json.RawMessage) (any, error)
 		return nil, err
 	}
 	s.status.touch(sess.ID)
-	return map[string]any{"session": sess.ID}, nil
+	return &api.NewSessionResult{Session: sess.ID}, nil
 }
 
 // contextParts returns what fills the session's transcript, by kind (the editors' Show Context): computed here,
 // so that the editor does not receive the transcript itself.
-func (s *Server) contextParts(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Session string `json:"session"`
-	}
-	st, _, err := s.begin(raw, &p, &p.Session)
+func (s *Server) contextParts(_ context.Context, ag *agent.Agent, p *api.ContextParams) (*api.ContextResult, error) {
+	v, err := ag.Store.Transcript(p.Session)
 	if err != nil {
 		return nil, err
 	}
-	v, err := st.Transcript(p.Session)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"session": p.Session, "parts": agent.ContextParts(v.Messages)}, nil
+	return &api.ContextResult{Session: p.Session, Parts: agent.ContextParts(v.Messages)}, nil
 }
 
 // checkpoint returns the current checkpoint's structured fields, whether it is partial, what it replaced, and
 // the relevant files changed since it was written.
-func (s *Server) checkpoint(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Session string `json:"session"`
-	}
-	st, _, err := s.begin(raw, &p, &p.Session)
-	if err != nil {
-		return nil, err
-	}
-	ck, sess, err := agent.CurrentCheckpoint(st, p.Session)
+func (s *Server) checkpoint(_ context.Context, ag *agent.Agent, p *api.CheckpointParams) (*api.CheckpointResult, error) {
+	ck, sess, err := agent.CurrentCheckpoint(ag.Store, p.Session)
 	if err != nil {
 		return nil, err
 	}
 	if ck == nil {
-		return map[string]any{"session": p.Session, "checkpoint": nil}, nil
+		return &api.CheckpointResult{Session: p.Session}, nil
 	}
 	cp, _ := compaction.ParseStructured(ck.Structured)
-	// What the checkpoint (and any reduction) replaced: the history's messages no longer in the transcript.
-	replaced := int(sess.Head.NextSeq) - sess.Head.ViewLen
 	changed := []string{}
 	for _, f := range cp.RelevantFiles {
 		for _, c := range s.files.ChangedSince(ck.CreatedAt) {
@@ -312,56 +240,34 @@ func (s *Server) checkpoint(_ context.Context, raw json.RawMessage) (any, error)
 			}
 		}
 	}
-	return map[string]any{"session": p.Session, "id": ck.ID, "createdAt": ck.CreatedAt.Format(time.RFC3339), "checkpoint": cp,
-		"partial": ck.Partial, "text": ck.Text, "replacedMessages": replaced, "relevantFilesChangedSince": changed}, nil
+	// What the checkpoint (and any reduction) replaced: the history's messages no longer in the transcript.
+	return &api.CheckpointResult{Session: p.Session, ID: ck.ID, CreatedAt: ck.CreatedAt.Format(time.RFC3339), Checkpoint: &cp,
+		Partial: ck.Partial, Text: ck.Text, ReplacedMessages: int(sess.Head.NextSeq) - sess.Head.ViewLen, RelevantFilesChangedSince: changed}, nil
 }
 
-func (s *Server) tools(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct{}
-	_, ag, err := s.begin(raw, &p, nil)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) tools(_ context.Context, ag *agent.Agent, _ *api.ToolsParams) (api.ToolsResult, error) {
 	return ag.Tools.Describe(), nil
 }
 
 // memories lists the workspace's memories, after deleting the one named by delete when given.
-func (s *Server) memories(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Delete string `json:"delete"`
-	}
-	st, _, err := s.begin(raw, &p, nil)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) memories(_ context.Context, ag *agent.Agent, p *api.MemoriesParams) (*api.MemoriesResult, error) {
 	ws := s.root()
 	if p.Delete != "" {
-		if err := st.DeleteMemory(ws, p.Delete); err != nil {
+		if err := ag.Store.DeleteMemory(ws, p.Delete); err != nil {
 			return nil, err
 		}
 	}
-	ms, err := st.Memories(ws)
+	ms, err := ag.Store.Memories(ws)
 	if err != nil {
 		return nil, err
 	}
 	if ms == nil {
 		ms = []storage.Memory{}
 	}
-	return map[string]any{"workspace": ws, "memories": ms}, nil
+	return &api.MemoriesResult{Workspace: ws, Memories: ms}, nil
 }
 
-func (s *Server) statusRequest(_ context.Context, raw json.RawMessage) (any, error) {
-	var p struct {
-		Session string `json:"session"`
-	}
-	_, ag, err := s.begin(raw, &p, nil)
-	if err != nil {
-		return nil, err
-	}
-	id, err := s.resolveSession(ag, p.Session, "")
-	if err != nil {
-		return nil, err
-	}
-	s.status.know(id)
-	return s.statusOf(id)
+func (s *Server) statusRequest(_ context.Context, ag *agent.Agent, p *api.StatusParams) (*api.Status, error) {
+	s.status.know(p.Session)
+	return s.statusWith(ag, p.Session)
 }

@@ -38,6 +38,8 @@ type env struct {
 	ws       string
 	provider *providertest.Server
 	cfg      config.Config
+	// hub is what the daemon's connections share; another window of the same daemon passes it too.
+	hub *server.Hub
 }
 
 func ctx(t *testing.T) context.Context {
@@ -55,7 +57,7 @@ func start(t *testing.T, script *providertest.Script, mutate func(*config.Config
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	cfg := config.Default()
-	e := &env{store: st, ws: t.TempDir()}
+	e := &env{store: st, ws: t.TempDir(), hub: server.NewHub(0)}
 	if script != nil {
 		e.provider = providertest.New(*script)
 		hs := httptest.NewServer(e.provider)
@@ -69,7 +71,7 @@ func start(t *testing.T, script *providertest.Script, mutate func(*config.Config
 		t.Fatal(err)
 	}
 	e.cfg = cfg
-	e.client = servertest.Start(t, server.Options{Config: cfg, Store: st, StatusInterval: 20 * time.Millisecond, Provider: provider.Options{MaxRetries: 0}})
+	e.client = servertest.Start(t, server.Options{Config: cfg, Store: st, Hub: e.hub, StatusInterval: 20 * time.Millisecond, Provider: provider.Options{MaxRetries: 0}})
 	return e
 }
 
@@ -284,6 +286,56 @@ func TestCancelAndConcurrency(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancelling the prompt did not end it")
+	}
+}
+
+// TestCancelWhileTheAgentIsBuilt: the agent is built outside the connection's locks. While its build waits
+// on a provider whose model list takes 10 s, a settings notification does not stall the read loop, and a
+// prompt cancelled meanwhile is answered as cancelled at once (it used to wait for the whole build).
+func TestCancelWhileTheAgentIsBuilt(t *testing.T) {
+	release := make(chan struct{})
+	models := make(chan struct{}, 1)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			select {
+			case models <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
+			case <-time.After(10 * time.Second):
+			case <-r.Context().Done():
+			}
+		}
+		http.Error(w, "not here", http.StatusNotFound)
+	}))
+	defer slow.Close()
+	defer close(release)
+	e := start(t, nil, func(c *config.Config) {
+		c.Provider = config.Provider{Kind: "openai", BaseURL: slow.URL + "/v1", Model: "slow"}
+	})
+	e.init(t, nil)
+	done := make(chan error, 1)
+	go func() { done <- e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "hi"}, nil) }()
+	select {
+	case <-models:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's build never asked for the model list")
+	}
+	// A notification on the read loop, then the cancellation behind it.
+	_ = e.client.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": map[string]any{"limits": map[string]any{"maxContextChars": 50_000}}}})
+	sent := time.Now()
+	for _, id := range []int{2, 3} { // the prompt is request 2 (after initialize)
+		_ = e.client.Notify("$/cancelRequest", map[string]any{"id": id})
+	}
+	select {
+	case err := <-done:
+		if rpcCode(err) != -32800 {
+			t.Fatalf("the cancelled prompt: %v", err)
+		}
+		t.Logf("cancelled in %v while the agent was being built", time.Since(sent))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancellation waited for the agent's build")
 	}
 }
 
@@ -669,7 +721,7 @@ func TestMCPServersApplyLive(t *testing.T) {
 func TestMeterReachesEveryWindowOfASession(t *testing.T) {
 	e := start(t, &providertest.Script{Replies: []providertest.Reply{{Text: "done"}}}, nil)
 	e.init(t, nil)
-	other := servertest.Start(t, server.Options{Config: e.cfg, Store: e.store, StatusInterval: 20 * time.Millisecond})
+	other := servertest.Start(t, server.Options{Config: e.cfg, Store: e.store, Hub: e.hub, StatusInterval: 20 * time.Millisecond})
 	if _, err := other.Initialize(ctx(t), e.ws, nil, false, false); err != nil {
 		t.Fatal(err)
 	}

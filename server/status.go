@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 )
-
-// schemaVersion is the "v" of every alisio/event and alisio/status payload.
-const schemaVersion = 1
 
 // statusSender throttles alisio/status: at most one notification per session per interval, and the last
 // state is always delivered (a trailing send after a burst).
@@ -115,31 +112,24 @@ func (t *statusSender) flush() {
 	}
 }
 
-// statusPayload is the alisio/status notification: the agent's meter plus what only the daemon knows.
-type statusPayload struct {
-	V       int    `json:"v"`
-	Session string `json:"session"`
-	agent.Status
-	Compacting bool `json:"compacting"`
-}
-
-func (s *Server) statusOf(session string) (statusPayload, error) {
-	ag, err := s.agentFor()
-	if err != nil {
-		return statusPayload{}, err
-	}
+// statusWith is the meter of session: the agent's, and whether a compaction of it runs.
+func (s *Server) statusWith(ag *agent.Agent, session string) (*api.Status, error) {
 	st, err := ag.Status(session)
 	if err != nil {
-		return statusPayload{}, err
+		return nil, err
 	}
-	s.mu.Lock()
+	s.progressMu.Lock()
 	compacting := s.compacting[session]
-	s.mu.Unlock()
-	return statusPayload{V: schemaVersion, Session: session, Status: st, Compacting: compacting}, nil
+	s.progressMu.Unlock()
+	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting}, nil
 }
 
 func (s *Server) sendStatus(session string) {
-	p, err := s.statusOf(session)
+	ag, err := s.agentFor(s.connCtx)
+	var p *api.Status
+	if err == nil {
+		p, err = s.statusWith(ag, session)
+	}
 	if err != nil {
 		s.log.Debug("no status", zap.String("session", session), zap.Error(err))
 		return
@@ -149,45 +139,30 @@ func (s *Server) sendStatus(session string) {
 	}
 }
 
-// event sends an alisio/event notification.
-func (s *Server) event(session, typ string, fields any) {
-	payload := map[string]any{}
-	if fields != nil {
-		raw, _ := json.Marshal(fields)
-		_ = json.Unmarshal(raw, &payload)
-	}
-	payload["v"], payload["session"], payload["type"] = schemaVersion, session, typ
-	if err := s.conn.Notify(s.connCtx, "alisio/event", payload); err != nil {
-		s.log.Debug("sending an event", zap.Error(err))
-	}
-}
-
 // onAgentEvent forwards what a turn reports to the editor, feeds the progress of the request that runs it,
 // and marks the meter changed.
 func (s *Server) onAgentEvent(e agent.Event) {
+	if ev, ok := api.EventOf(e); ok {
+		if err := s.conn.Notify(s.connCtx, "alisio/event", ev); err != nil {
+			s.log.Debug("sending an event", zap.Error(err))
+		}
+	}
 	p := s.progressOf(e.Session)
 	switch e.Kind {
 	case agent.EventCompaction:
-		s.event(e.Session, e.Compaction.Type, e.Compaction)
 		s.compactionState(e.Session, e.Compaction)
 		p.report(compactionMessage(e.Compaction))
 	case agent.EventDelta:
-		s.event(e.Session, "delta", map[string]string{"text": e.Delta.Text, "reasoning": e.Delta.Reasoning})
 		return
 	case agent.EventToolCall:
-		s.event(e.Session, "tool_call", map[string]any{"id": e.Call.ID, "name": e.Call.Name, "arguments": e.Call.Arguments})
 		p.report("running " + e.Call.Name)
-	case agent.EventToolResult:
-		s.event(e.Session, "tool_result", map[string]any{"id": e.Call.ID, "name": e.Call.Name, "isError": e.IsError, "chars": len([]rune(e.Result))})
-	case agent.EventReply:
-		s.event(e.Session, "reply", map[string]any{"text": e.Result})
 	}
 	s.changed(e.Session)
 }
 
 func (s *Server) compactionState(session string, e compaction.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.progressMu.Lock()
+	defer s.progressMu.Unlock()
 	switch e.Type {
 	case compaction.EventStarted:
 		s.compacting[session] = true
@@ -218,8 +193,6 @@ type progress struct {
 	token json.RawMessage
 }
 
-var progressSeq atomic.Int64
-
 // beginProgress starts a work-done progress with the client's token, or one the server creates when the
 // client supports it; it returns nil when neither is possible.
 func (s *Server) beginProgress(ctx context.Context, clientToken json.RawMessage, session, title string) *progress {
@@ -228,7 +201,7 @@ func (s *Server) beginProgress(ctx context.Context, clientToken json.RawMessage,
 		if !s.caps.workDoneProgress {
 			return nil
 		}
-		token, _ = json.Marshal(fmt.Sprintf("alisio-%d", progressSeq.Add(1)))
+		token, _ = json.Marshal(fmt.Sprintf("alisio-%d", s.hub.progressSeq.Add(1)))
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		if _, err := s.conn.Call(cctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
@@ -238,15 +211,15 @@ func (s *Server) beginProgress(ctx context.Context, clientToken json.RawMessage,
 	}
 	p := &progress{s: s, token: token}
 	p.send(map[string]any{"kind": "begin", "title": title, "cancellable": true})
-	s.mu.Lock()
+	s.progressMu.Lock()
 	s.progress[session] = p
-	s.mu.Unlock()
+	s.progressMu.Unlock()
 	return p
 }
 
 func (s *Server) progressOf(session string) *progress {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.progressMu.Lock()
+	defer s.progressMu.Unlock()
 	return s.progress[session]
 }
 
@@ -269,9 +242,9 @@ func (s *Server) endProgress(session string, p *progress, msg string) {
 		return
 	}
 	p.send(map[string]any{"kind": "end", "message": msg})
-	s.mu.Lock()
+	s.progressMu.Lock()
 	if s.progress[session] == p {
 		delete(s.progress, session)
 	}
-	s.mu.Unlock()
+	s.progressMu.Unlock()
 }

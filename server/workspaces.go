@@ -11,6 +11,7 @@ import (
 // workspace is what the connections of one process on the same folder share (the windows of the shared
 // daemon): the relevant-files tracker and one file watcher, closed when the last connection leaves.
 type workspace struct {
+	hub   *Hub
 	root  string
 	files *relevantfiles.Tracker
 
@@ -22,39 +23,19 @@ type workspace struct {
 	err     error
 }
 
-var workspaces = struct {
-	sync.Mutex
-	m map[string]*workspace
-}{m: map[string]*workspace{}}
-
-// joinWorkspace returns the shared state of root, counting one more connection on it.
-func joinWorkspace(root string) *workspace {
-	workspaces.Lock()
-	defer workspaces.Unlock()
-	ws := workspaces.m[root]
-	if ws == nil {
-		ws = &workspace{root: root, files: relevantfiles.NewTracker()}
-		workspaces.m[root] = ws
-	}
-	ws.mu.Lock()
-	ws.refs++
-	ws.mu.Unlock()
-	return ws
-}
-
 // leave counts one connection less; the last one closes the watcher.
 func (ws *workspace) leave() {
-	workspaces.Lock()
+	ws.hub.workspacesMu.Lock()
 	ws.mu.Lock()
 	ws.refs--
 	last := ws.refs == 0
 	if last {
-		delete(workspaces.m, ws.root)
+		delete(ws.hub.workspaces, ws.root)
 		ws.closed = true
 	}
 	w := ws.watcher
 	ws.mu.Unlock()
-	workspaces.Unlock()
+	ws.hub.workspacesMu.Unlock()
 	if last && w != nil {
 		_ = w.Close()
 	}

@@ -13,7 +13,8 @@ import (
 // which the last one to leave closes; another folder has its own.
 func TestWorkspaces_SharedByConnectionsOnOneFolder(t *testing.T) {
 	root, other := t.TempDir(), t.TempDir()
-	a, b, c := joinWorkspace(root), joinWorkspace(root), joinWorkspace(other)
+	hub := NewHub(0)
+	a, b, c := hub.joinWorkspace(root), hub.joinWorkspace(root), hub.joinWorkspace(other)
 	if a != b || a == c || a.files != b.files {
 		t.Fatal("connections on one folder must share its state, and only those")
 	}
@@ -34,13 +35,13 @@ func TestWorkspaces_SharedByConnectionsOnOneFolder(t *testing.T) {
 		}
 	}
 	a.leave()
-	if joinWorkspace(root) != b {
+	if hub.joinWorkspace(root) != b {
 		t.Fatal("the folder's state went while a connection still uses it")
 	}
 	b.leave()
 	b.leave()
 	c.leave()
-	if d := joinWorkspace(root); d == a {
+	if d := hub.joinWorkspace(root); d == a {
 		t.Fatal("the last connection's leave must release the folder")
 	} else {
 		d.leave()

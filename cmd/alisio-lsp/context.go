@@ -50,7 +50,7 @@ func (a *app) contextManager(st *storage.Store, cmd *cobra.Command, f *contextFl
 		return nil, err
 	}
 	model, _ := s.(provider.Model) // nil for the offline summarizer
-	window, source := agent.ResolveWindow(contextOf(cmd), cfg, model, a.log)
+	window, source := agent.NewShared().ResolveWindow(contextOf(cmd), cfg, model, a.log)
 	m := agent.NewContextManager(st, cfg, a.cwd, s)
 	m.Window, m.WindowSource = window, source
 	if f != nil && cmd.Flags().Changed("tools-chars") {

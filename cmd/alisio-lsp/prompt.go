@@ -46,7 +46,7 @@ func (a *app) promptCommand() *cobra.Command {
 						dir = sess.Workspace
 					}
 				}
-				ag, err := agent.New(ctx, st, a.cfg, dir, a.log, provider.DefaultOptions())
+				ag, err := agent.New(ctx, nil, st, a.cfg, dir, a.log, provider.DefaultOptions())
 				if err != nil {
 					return err
 				}

@@ -73,7 +73,7 @@ func (a *app) daemonCommand() *cobra.Command {
 			defer closeWithin(st, 30*time.Second, a.log)
 			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			large := server.NewLargeRequests(2 * server.DefaultMaxFrame) // one limit for every window
+			hub := server.NewHub(0) // what every window shares
 			owner := &shared.Owner{DataDir: dir, Version: version(), Idle: idle, Log: a.log,
 				ServeLSP: func(ctx context.Context, conn io.ReadWriteCloser) {
 					// Each window reads the file again, so that a fixed file applies at the editor's next restart.
@@ -81,7 +81,7 @@ func (a *app) daemonCommand() *cobra.Command {
 					if cfgErr != nil {
 						cfg = config.Default()
 					}
-					server.Serve(ctx, conn, server.Options{Config: cfg, ConfigProblem: cfgErr, Store: st, Log: a.log, LargeRequests: large, Provider: provider.DefaultOptions(), Version: version()})
+					server.Serve(ctx, conn, server.Options{Config: cfg, ConfigProblem: cfgErr, Store: st, Log: a.log, Hub: hub, Provider: provider.DefaultOptions(), Version: version()})
 				},
 				RunCLI: func(ctx context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr, log io.Writer) int {
 					root, sub := newRootCommand(stdin, stdout, stderr)

@@ -18,7 +18,7 @@ func (a *app) toolsCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			workspace := a.workspaceDir(workspace)
 			// The catalog as the agent builds it: the built-ins and the configured MCP servers (started here).
-			ag, err := agent.NewContextOnly(nil, a.cfg, workspace, relevantfiles.NewTracker())
+			ag, err := agent.NewContextOnly(nil, nil, a.cfg, workspace, relevantfiles.NewTracker())
 			if err != nil {
 				return err
 			}

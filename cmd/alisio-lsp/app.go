@@ -16,13 +16,14 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/server/shared"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 // schemaVersion is the "v" field of every JSON line the CLI prints.
-const schemaVersion = 1
+const schemaVersion = api.SchemaVersion
 
 // app holds the global flags and what they open.
 type app struct {
@@ -290,9 +291,14 @@ func (a *app) emit(typ string, fields map[string]any) error {
 	for k, v := range fields {
 		line[k] = v
 	}
+	return a.emitValue(line)
+}
+
+// emitValue prints v, which carries its own "v" and "type" (an api.Event), as one JSON line.
+func (a *app) emitValue(v any) error {
 	enc := json.NewEncoder(a.stdout)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(line)
+	return enc.Encode(v)
 }
 
 func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.stdout, format, args...) }

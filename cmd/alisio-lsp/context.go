@@ -10,6 +10,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -59,15 +60,12 @@ func (a *app) contextManager(st *storage.Store, cmd *cobra.Command, f *contextFl
 	return m, nil
 }
 
-// events prints compaction events: JSON Lines with --json, readable lines otherwise.
-func (a *app) events() compaction.Emitter {
+// events prints the compaction events of session: JSON Lines with --json (the daemon's alisio/event shape),
+// readable lines otherwise.
+func (a *app) events(session string) compaction.Emitter {
 	return func(e compaction.Event) {
 		if a.jsonOut {
-			raw, _ := json.Marshal(e)
-			var fields map[string]any
-			_ = json.Unmarshal(raw, &fields)
-			delete(fields, "type")
-			_ = a.emit(e.Type, fields)
+			_ = a.emitValue(api.CompactionEvent(session, e))
 			return
 		}
 		switch e.Type {
@@ -129,7 +127,7 @@ func (a *app) compactCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				_, err = m.Compact(cmd.Context(), id, focus, a.events())
+				_, err = m.Compact(cmd.Context(), id, focus, a.events(id))
 				return err
 			})
 		},
@@ -152,7 +150,7 @@ func (a *app) contextCommand() *cobra.Command {
 					return err
 				}
 				if apply {
-					_, perr := m.Prepare(cmd.Context(), id, &compaction.Guard{}, a.events())
+					_, perr := m.Prepare(cmd.Context(), id, &compaction.Guard{}, a.events(id))
 					if perr != nil {
 						// F1: the reduction was saved; report the status, then the error.
 						if err := a.printStatus(m, id); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
@@ -99,28 +100,25 @@ func contextOf(cmd *cobra.Command) context.Context {
 }
 
 // agentEvents prints a turn as it runs: streamed text, tool calls and results, compaction events.
+// With --json every event but the streamed text is one line in the daemon's alisio/event shape (the reply
+// comes whole in turn_completed).
 func (a *app) agentEvents() func(agent.Event) {
-	compactionEvents := a.events()
 	return func(e agent.Event) {
+		if a.jsonOut {
+			if ev, ok := api.EventOf(e); ok && e.Kind != agent.EventDelta && e.Kind != agent.EventReply {
+				_ = a.emitValue(ev)
+			}
+			return
+		}
 		switch e.Kind {
 		case agent.EventCompaction:
-			compactionEvents(e.Compaction)
+			a.events(e.Session)(e.Compaction)
 		case agent.EventDelta:
-			if !a.jsonOut {
-				a.printf("%s", e.Delta.Text)
-			}
+			a.printf("%s", e.Delta.Text)
 		case agent.EventToolCall:
-			if a.jsonOut {
-				_ = a.emit("tool_call", map[string]any{"session": e.Session, "id": e.Call.ID, "name": e.Call.Name, "arguments": e.Call.Arguments})
-			} else {
-				a.printf("\n→ %s %s\n", e.Call.Name, clip(e.Call.Arguments, 200))
-			}
+			a.printf("\n→ %s %s\n", e.Call.Name, clip(e.Call.Arguments, 200))
 		case agent.EventToolResult:
-			if a.jsonOut {
-				_ = a.emit("tool_result", map[string]any{"session": e.Session, "id": e.Call.ID, "isError": e.IsError, "chars": len([]rune(e.Result))})
-			} else {
-				a.printf("%s", indentLines(e.Result, 6, 160))
-			}
+			a.printf("%s", indentLines(e.Result, 6, 160))
 		}
 	}
 }

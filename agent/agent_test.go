@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
@@ -971,7 +973,7 @@ esac
 	cfg := config.Default()
 	cfg.Plugins = []config.Plugin{{Name: "risks", Command: hook, Env: map[string]string{"RECORD": record}}}
 	h := newHarness(t, cfg, providertest.Script{})
-	sess, err := h.store.CreateSession(storage.Session{Workspace: h.ws}, transcripttest.Generate(transcripttest.Default(60)))
+	sess, err := h.store.CreateSession(storage.Session{Workspace: h.ws}, synthetic.Generate(synthetic.Default(60)))
 	if err != nil {
 		t.Fatal(err)
 	}

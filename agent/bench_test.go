@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
@@ -13,7 +15,6 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // instantChat answers at once, so that a benchmark measures the loop and not a provider.
@@ -34,9 +35,9 @@ func BenchmarkTurnOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			cfg := transcripttest.Default(n)
+			cfg := synthetic.Default(n)
 			cfg.ResultChars, cfg.HugeEvery = 300, 0
-			msgs := transcripttest.Generate(cfg)
+			msgs := synthetic.Generate(cfg)
 			sess, err := st.CreateSession(storage.Session{}, msgs)
 			if err != nil {
 				b.Fatal(err)
@@ -86,9 +87,9 @@ func BenchmarkStatusLargeView(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	cfg := transcripttest.Default(100_000)
+	cfg := synthetic.Default(100_000)
 	cfg.ResultChars, cfg.HugeEvery = 300, 0
-	sess, err := st.CreateSession(storage.Session{}, transcripttest.Generate(cfg))
+	sess, err := st.CreateSession(storage.Session{}, synthetic.Generate(cfg))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,9 +119,9 @@ func BenchmarkStatusFirstRead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := transcripttest.Default(100_000)
+	cfg := synthetic.Default(100_000)
 	cfg.ResultChars, cfg.HugeEvery = 300, 0
-	sess, err := st.CreateSession(storage.Session{}, transcripttest.Generate(cfg))
+	sess, err := st.CreateSession(storage.Session{}, synthetic.Generate(cfg))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -168,9 +169,9 @@ func BenchmarkCompact100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	cfg := transcripttest.Default(100_000)
+	cfg := synthetic.Default(100_000)
 	cfg.ResultChars, cfg.HugeEvery = 1200, 50 // the shape of `alisio-lsp sessions generate --messages 100000`
-	msgs := transcripttest.Generate(cfg)
+	msgs := synthetic.Generate(cfg)
 	m := &agent.ContextManager{Store: st, Config: config.Default(), Summarizer: compaction.Offline{}}
 	ctx := context.Background()
 	b.ReportAllocs()

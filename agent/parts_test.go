@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // TestContextParts: the breakdown of Show Context names each kind, sorts tool outputs by size, and adds up to
@@ -27,7 +28,7 @@ func TestContextParts(t *testing.T) {
 		t.Fatalf("parts\n got %s\nwant %s", got, want)
 	}
 	for _, n := range []int{10, 500, 3000} {
-		gen := transcripttest.Generate(transcripttest.Default(n))
+		gen := synthetic.Generate(synthetic.Default(n))
 		sum := 0
 		for _, p := range agent.ContextParts(gen) {
 			sum += p.Chars

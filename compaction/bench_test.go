@@ -6,16 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 func genN(n, resultChars int) []transcript.Message {
-	cfg := transcripttest.Default(n)
+	cfg := synthetic.Default(n)
 	cfg.ResultChars, cfg.HugeEvery = resultChars, 0
-	return transcripttest.Generate(cfg)[:n]
+	return synthetic.Generate(cfg)[:n]
 }
 
 // BenchmarkPrepareNoop is the per-turn cost before a model call when nothing needs doing: one message is

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/compaction/compactiontest"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
@@ -105,7 +107,7 @@ func TestCompact_RealTranscriptsOffline(t *testing.T) {
 }
 
 func TestCompact_StructuredReplyAndPromptContents(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(60))
+	view := synthetic.Generate(synthetic.Default(60))
 	prev := compaction.Checkpoint{Goal: "old goal", Instructions: []string{"keep it short"}}
 	raw, _ := json.Marshal(prev)
 	view = append([]transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "old", Structured: raw}}, view...)
@@ -134,7 +136,7 @@ func TestCompact_StructuredReplyAndPromptContents(t *testing.T) {
 }
 
 func TestCompact_PartialSummaries(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(40))
+	view := synthetic.Generate(synthetic.Default(40))
 	cut := fullJSON[:strings.Index(fullJSON, `"currentState"`)]
 	for _, tc := range []struct {
 		name      string
@@ -180,9 +182,9 @@ func TestCompact_PartialSummaries(t *testing.T) {
 }
 
 func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
-	cfg := transcripttest.Default(400)
+	cfg := synthetic.Default(400)
 	cfg.HugeEvery = 0
-	view := transcripttest.Generate(cfg)
+	view := synthetic.Generate(cfg)
 	s := &scripted{}
 	for i := 0; i < 50; i++ {
 		s.replies = append(s.replies, compaction.SummaryReply{Text: fullJSON})
@@ -204,9 +206,9 @@ func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
 	}
 	// An output budget that leaves no room for history in a small window (3,000 tokens) is lowered, and the
 	// event says so.
-	small := transcripttest.Default(20)
+	small := synthetic.Default(20)
 	small.HugeEvery = 0
-	view = transcripttest.Generate(small)
+	view = synthetic.Generate(small)
 	s.got = nil
 	for i := 0; i < 200; i++ {
 		s.replies = append(s.replies, compaction.SummaryReply{Text: fullJSON})
@@ -232,7 +234,7 @@ func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
 }
 
 func TestCompact_ResponsesItemsFollowTheirMessages(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(30))
+	view := synthetic.Generate(synthetic.Default(30))
 	for i := range view {
 		if view[i].Role == transcript.RoleAssistant {
 			view[i].Items = []transcript.ProviderItem{{Kind: "openai.reasoning", Data: json.RawMessage(`{"encrypted_content":"gAAA` + view[i].ID + `"}`)}}
@@ -271,7 +273,7 @@ func TestCompact_SkippedAndFailed(t *testing.T) {
 	if !errors.Is(err, compaction.ErrNothingToSummarize) || rec.types() != compaction.EventSkipped {
 		t.Fatalf("%v %s", err, rec.types())
 	}
-	view := transcripttest.Generate(transcripttest.Default(30))
+	view := synthetic.Generate(synthetic.Default(30))
 	_, rec2, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1}, &scripted{err: errors.New("502 bad gateway")})
 	if err == nil || !strings.Contains(err.Error(), "502") || rec2.types() != "compaction_started,compaction_failed" {
 		t.Fatalf("%v %s", err, rec2.types())
@@ -279,7 +281,7 @@ func TestCompact_SkippedAndFailed(t *testing.T) {
 }
 
 func TestCompact_RelevantFilesMergedFromTheTracker(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(40))
+	view := synthetic.Generate(synthetic.Default(40))
 	s := &scripted{replies: []compaction.SummaryReply{{Text: fullJSON}}}
 	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1,
 		RelevantFiles: []compaction.RelevantFile{{Path: "b.go", Reason: "edited by the agent"}, {Path: "a.go", Reason: "read"}, {Path: "gone.go", Reason: "read"}},
@@ -301,7 +303,7 @@ func TestCompact_RelevantFilesMergedFromTheTracker(t *testing.T) {
 // checkpoint keeps everything the model produced before the cut), while the item the cut interrupted is not
 // kept as a complete one.
 func TestCompact_FollowUpKeepsSalvagedContent(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(40))
+	view := synthetic.Generate(synthetic.Default(40))
 	cut := `{"goal":"fix the parser","instructions":["never push"],"discoveries":["the lexer drops brackets"],` +
 		`"accomplished":["rewrote lexer.go","added parser_test.go","started on the err`
 	s := &scripted{replies: []compaction.SummaryReply{{Text: cut, Truncated: true},
@@ -323,7 +325,7 @@ func TestCompact_FollowUpKeepsSalvagedContent(t *testing.T) {
 // half-written item as a complete fact; the follow-up's full item takes its place instead of being added beside
 // it.
 func TestCompact_CutArrayItemIsDropped(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(40))
+	view := synthetic.Generate(synthetic.Default(40))
 	cut := `{"goal":"g","instructions":["never push"],"discoveries":["d1","d2 is trunc`
 	s := &scripted{replies: []compaction.SummaryReply{{Text: cut, Truncated: true},
 		{Text: `{"discoveries":["d1","d2"],"accomplished":["a"],"currentState":"s","nextSteps":["n"],"relevantFiles":[]}`}}}

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/compaction"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // hook is a plugin written in Go for the tests: its hooks return what it is given and record what they saw.
@@ -43,7 +44,7 @@ func TestCompact_PluginsExtendTheSameSummarizerCall(t *testing.T) {
 		after: compaction.AfterResult{Report: &compaction.PluginReport{Summary: "tagged"}}}
 	reply := strings.TrimSuffix(fullJSON, "}") + `,"openQuestions":["does the lexer need a rewrite?"],"tags":["parser"]}`
 	s := &scripted{replies: []compaction.SummaryReply{{Text: reply}}}
-	view := transcripttest.Generate(transcripttest.Default(60))
+	view := synthetic.Generate(synthetic.Default(60))
 	res, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 4000,
 		Plugins: []compaction.Plugin{todo, tags}, Session: "s1", Workspace: "/ws"}, s)
 	if err != nil {
@@ -107,7 +108,7 @@ func TestCompact_PluginFailuresNeverStopACompaction(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &scripted{replies: []compaction.SummaryReply{{Text: tc.reply}}}
-			view := transcripttest.Generate(transcripttest.Default(40))
+			view := synthetic.Generate(synthetic.Default(40))
 			_, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 4000, Plugins: tc.plugins, Reason: compaction.ReasonManual}, s)
 			if err != nil {
 				t.Fatalf("a plugin failure stopped the compaction: %v", err)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"pgregory.net/rapid"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+	"pgregory.net/rapid"
 
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/compaction/compactiontest"
@@ -45,7 +47,7 @@ func cfgWith(maxChars int, auto bool) config.Config {
 }
 
 func TestPrepare_NothingToDo(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(20))
+	view := synthetic.Generate(synthetic.Default(20))
 	p, rec, err := prepare(t, compaction.Input{View: view}, config.Default(), compaction.Offline{}, &compaction.Guard{})
 	if err != nil || p.Changed || len(rec.events) != 0 || p.Decision.Compact {
 		t.Fatalf("%v %v %s", err, p.Changed, rec.types())
@@ -53,9 +55,9 @@ func TestPrepare_NothingToDo(t *testing.T) {
 }
 
 func TestPrepare_AutoCompactionThenFits(t *testing.T) {
-	cfg := transcripttest.Default(600)
+	cfg := synthetic.Default(600)
 	cfg.HugeEvery = 0
-	view := transcripttest.Generate(cfg)
+	view := synthetic.Generate(cfg)
 	total := transcript.TotalChars(view)
 	c := cfgWith(total+total/10, true) // 0.85 × limit < total: the chars rule fires
 	p, rec, err := prepare(t, compaction.Input{View: view}, c, compaction.Offline{}, &compaction.Guard{})
@@ -127,9 +129,9 @@ func TestPrepare_F1Variants(t *testing.T) {
 }
 
 func TestPrepare_LastResortOncePerTurnAndNoLoops(t *testing.T) {
-	cfg := transcripttest.Default(200)
+	cfg := synthetic.Default(200)
 	cfg.HugeEvery = 0
-	view := transcripttest.Generate(cfg)
+	view := synthetic.Generate(cfg)
 	total := transcript.TotalChars(view)
 	s := &countingSummarizer{}
 	g := &compaction.Guard{}
@@ -175,7 +177,7 @@ func TestPrepare_ToolCatalogNeverCausesF1(t *testing.T) {
 }
 
 func TestPrepare_LoweringTheLimitTakesEffect(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(100))
+	view := synthetic.Generate(synthetic.Default(100))
 	total := transcript.TotalChars(view)
 	if _, _, err := prepare(t, compaction.Input{View: view}, cfgWith(800_000, true), compaction.Offline{}, &compaction.Guard{}); err != nil {
 		t.Fatal(err)

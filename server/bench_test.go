@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"github.com/alisio-lsp/alisio-lsp/server/servertest"
 	"github.com/alisio-lsp/alisio-lsp/storage"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 func benchStore(b *testing.B, messages int) (*storage.Store, string) {
@@ -24,9 +25,9 @@ func benchStore(b *testing.B, messages int) (*storage.Store, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	cfg := transcripttest.Default(messages)
+	cfg := synthetic.Default(messages)
 	cfg.ResultChars, cfg.HugeEvery = 400, 0
-	msgs := transcripttest.Generate(cfg)[:messages]
+	msgs := synthetic.Generate(cfg)[:messages]
 	ws := b.TempDir()
 	sess, err := st.CreateSession(storage.Session{Workspace: ws}, msgs)
 	if err != nil {
@@ -40,13 +41,13 @@ func benchStore(b *testing.B, messages int) (*storage.Store, string) {
 // session, so every iteration compacts 100k messages.
 func BenchmarkStatusUnderLoad(b *testing.B) {
 	st, _ := benchStore(b, 10)
-	small, err := st.CreateSession(storage.Session{Title: "small"}, transcripttest.Generate(transcripttest.Default(20)))
+	small, err := st.CreateSession(storage.Session{Title: "small"}, synthetic.Generate(synthetic.Default(20)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := transcripttest.Default(100_000)
+	cfg := synthetic.Default(100_000)
 	cfg.ResultChars, cfg.HugeEvery = 400, 0
-	bigMsgs := transcripttest.Generate(cfg)
+	bigMsgs := synthetic.Generate(cfg)
 	c := servertest.Start(b, server.Options{Config: config.Default(), Store: st})
 	ctx := context.Background()
 	if _, err := c.Initialize(ctx, b.TempDir(), nil, false, false); err != nil {

@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"github.com/alisio-lsp/alisio-lsp/server/servertest"
 	"github.com/alisio-lsp/alisio-lsp/storage"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // BenchmarkIdleMemory is the daemon's memory with ten open sessions of 10k messages each, idle: the sessions
@@ -37,9 +38,9 @@ func BenchmarkIdleMemory(b *testing.B) {
 	ids := make([]string, sessions)
 	viewBytes := 0
 	for i := range ids {
-		cfg := transcripttest.Default(perSession) // the shape of `alisio-lsp sessions generate`
+		cfg := synthetic.Default(perSession) // the shape of `alisio-lsp sessions generate`
 		cfg.Seed = uint64(i + 1)
-		msgs := transcripttest.Generate(cfg)[:perSession]
+		msgs := synthetic.Generate(cfg)[:perSession]
 		for _, m := range msgs {
 			raw, _ := json.Marshal(m)
 			viewBytes += len(raw)

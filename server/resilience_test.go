@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"github.com/alisio-lsp/alisio-lsp/server/servertest"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // TestShutdownDuringCompact: the daemon owns its store, a compaction is running and status notifications
@@ -26,7 +27,7 @@ func TestShutdownDuringCompact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess, err := st.CreateSession(storage.Session{Workspace: ws}, transcripttest.Generate(transcripttest.Default(400)))
+		sess, err := st.CreateSession(storage.Session{Workspace: ws}, synthetic.Generate(synthetic.Default(400)))
 		if err != nil {
 			t.Fatal(err)
 		}

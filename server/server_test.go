@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/uri"
@@ -616,7 +618,7 @@ func TestSecondDaemonOnALockedStore(t *testing.T) {
 // TestStatusAfterInitialized: a restarted daemon shows the meter of the workspace's latest session at once.
 func TestStatusAfterInitialized(t *testing.T) {
 	e := start(t, nil, nil)
-	sess, err := e.store.CreateSession(storage.Session{Workspace: e.ws}, transcripttest.Generate(transcripttest.Default(20)))
+	sess, err := e.store.CreateSession(storage.Session{Workspace: e.ws}, synthetic.Generate(synthetic.Default(20)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -751,7 +753,7 @@ func TestMeterReachesEveryWindowOfASession(t *testing.T) {
 func TestSessionPages(t *testing.T) {
 	e := start(t, nil, nil)
 	e.init(t, nil)
-	msgs := transcripttest.Generate(transcripttest.Default(450))[:450]
+	msgs := synthetic.Generate(synthetic.Default(450))[:450]
 	msgs = append(msgs, transcript.Message{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "cut", Name: "run_command", Arguments: "{}"}}})
 	sess, err := e.store.CreateSession(storage.Session{Workspace: e.ws}, msgs)
 	if err != nil {

@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 func benchStore(b *testing.B) *Store {
@@ -150,9 +151,9 @@ func BenchmarkDurableWrites(b *testing.B) {
 }
 
 func sessionOf(b *testing.B, s *Store, n int) Session {
-	cfg := transcripttest.Default(n)
+	cfg := synthetic.Default(n)
 	cfg.ResultChars, cfg.HugeEvery = 400, 0
-	sess, err := s.CreateSession(Session{}, transcripttest.Generate(cfg)[:n])
+	sess, err := s.CreateSession(Session{}, synthetic.Generate(cfg)[:n])
 	if err != nil {
 		b.Fatal(err)
 	}

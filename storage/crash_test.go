@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // crashRewrite is the deterministic rewrite the crash child applies: a new checkpoint replaces the first
@@ -102,9 +103,9 @@ func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := transcripttest.Default(50_000)
+	cfg := synthetic.Default(50_000)
 	cfg.ResultChars, cfg.HugeEvery = 120, 0
-	sess, err := s.CreateSession(Session{Title: "crash"}, transcripttest.Generate(cfg))
+	sess, err := s.CreateSession(Session{Title: "crash"}, synthetic.Generate(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

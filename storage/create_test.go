@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
@@ -33,7 +35,7 @@ func keysUnder(t *testing.T, s *Store, prefix string) int {
 // metadata fill set; when fill fails halfway there is no session and nothing of it is left in the store.
 func TestCreateSessionFrom(t *testing.T) {
 	s, _ := openTemp(t)
-	msgs := transcripttest.Generate(transcripttest.Default(3000)) // ≈ 5 MB: several transactions
+	msgs := synthetic.Generate(synthetic.Default(3000)) // ≈ 5 MB: several transactions
 	fill := func(failAt int) func(*Session, func(...transcript.Message) error) error {
 		return func(meta *Session, add func(...transcript.Message) error) error {
 			for i := 0; i < len(msgs); i += 100 {

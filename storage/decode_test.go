@@ -5,19 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // A view of many batches (huge messages among them) whose messages are not in sequence order (replaced
 // copies get later sequences) reads back in view order, each message measured.
 func TestTranscript_ManyBatchesInViewOrder(t *testing.T) {
 	s, _ := openTemp(t)
-	cfg := transcripttest.Default(3000)
+	cfg := synthetic.Default(3000)
 	cfg.HugeEvery = 7 // results of about 48 KB: batches fill by size as well as by count
-	msgs := transcripttest.Generate(cfg)
+	msgs := synthetic.Generate(cfg)
 	sess, err := s.CreateSession(Session{}, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestTranscript_ManyBatchesInViewOrder(t *testing.T) {
 // read as encoding/json reads them; an unreadable one is reported with its sequence.
 func TestTranscript_ReadsOtherStoredForms(t *testing.T) {
 	s, _ := openTemp(t)
-	msgs := transcripttest.Generate(transcripttest.Default(600))[:600]
+	msgs := synthetic.Generate(synthetic.Default(600))[:600]
 	sess, err := s.CreateSession(Session{}, msgs)
 	if err != nil {
 		t.Fatal(err)

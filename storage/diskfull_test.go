@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // TestDiskFull: on a real file system that fills up, writes are refused with storage.ErrDiskFull and one clear
@@ -27,7 +28,7 @@ func TestDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.CreateSession(storage.Session{Workspace: "/w"}, transcripttest.Generate(transcripttest.Default(100)))
+	sess, err := s.CreateSession(storage.Session{Workspace: "/w"}, synthetic.Generate(synthetic.Default(100)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 func openTemp(t testing.TB) (*Store, string) {
@@ -49,7 +50,7 @@ func sameMessages(t *testing.T, got, want []transcript.Message) {
 
 func TestStore_CreateAppendReadBack(t *testing.T) {
 	s, dir := openTemp(t)
-	msgs := transcripttest.Generate(transcripttest.Default(300))
+	msgs := synthetic.Generate(synthetic.Default(300))
 	sess, err := s.CreateSession(Session{Title: "fix", Workspace: "/w", Instructions: []string{"be brief"}}, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestStore_CreateAppendReadBack(t *testing.T) {
 
 func TestStore_ApplyRewriteKeepsOriginalsAsCompacted(t *testing.T) {
 	s, _ := openTemp(t)
-	msgs := transcripttest.Generate(transcripttest.Default(100))
+	msgs := synthetic.Generate(synthetic.Default(100))
 	sess, err := s.CreateSession(Session{Workspace: "/w"}, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestStore_ApplyRewriteKeepsOriginalsAsCompacted(t *testing.T) {
 
 func TestStore_ApplyRejectsBadPlans(t *testing.T) {
 	s, _ := openTemp(t)
-	sess, _ := s.CreateSession(Session{}, transcripttest.Generate(transcripttest.Default(20)))
+	sess, _ := s.CreateSession(Session{}, synthetic.Generate(synthetic.Default(20)))
 	for name, rw := range map[string]transcript.Rewrite{
 		"drop past end":     {BaseLen: sess.Head.ViewLen, Drop: sess.Head.ViewLen + 1},
 		"replace dropped":   {BaseLen: sess.Head.ViewLen, Drop: 5, Replace: map[int]transcript.Message{2: {}}},
@@ -165,7 +166,7 @@ func TestStore_ApplyRejectsBadPlans(t *testing.T) {
 func TestStore_ListAndDelete(t *testing.T) {
 	s, _ := openTemp(t)
 	a, _ := s.CreateSession(Session{Workspace: "/a", Title: "a"}, nil)
-	b, _ := s.CreateSession(Session{Workspace: "/b", Title: "b"}, transcripttest.Generate(transcripttest.Default(10)))
+	b, _ := s.CreateSession(Session{Workspace: "/b", Title: "b"}, synthetic.Generate(synthetic.Default(10)))
 	c, _ := s.CreateSession(Session{Workspace: "/a", Title: "c"}, nil)
 	all, err := s.Sessions("")
 	if err != nil || len(all) != 3 {
@@ -242,7 +243,7 @@ func TestOpenDataDir_IsPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateSession(Session{}, transcripttest.Generate(transcripttest.Default(50))); err != nil {
+	if _, err := s.CreateSession(Session{}, synthetic.Generate(synthetic.Default(50))); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -299,9 +300,9 @@ func TestStore_LargeRewriteExceedsOneTransaction(t *testing.T) {
 		t.Skip("writes 100k messages")
 	}
 	s, _ := openTemp(t)
-	cfg := transcripttest.Default(100_000)
+	cfg := synthetic.Default(100_000)
 	cfg.ResultChars, cfg.HugeEvery = 200, 0
-	msgs := transcripttest.Generate(cfg)
+	msgs := synthetic.Generate(cfg)
 	sess, err := s.CreateSession(Session{}, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +328,7 @@ func TestStore_OpensAfterACrashLeftEmptyLogFiles(t *testing.T) {
 				t.Skip("Badger on Windows cannot retry the open after an empty value log: its first attempt leaves the memtable mapped, and Windows refuses to truncate a mapped file")
 			}
 			s, dir := openTemp(t)
-			sess, _ := s.CreateSession(Session{Title: "kept"}, transcripttest.Generate(transcripttest.Default(10)))
+			sess, _ := s.CreateSession(Session{Title: "kept"}, synthetic.Generate(synthetic.Default(10)))
 			_ = s.Close()
 			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
 				t.Fatal(err)
@@ -346,7 +347,7 @@ func TestStore_OpensAfterACrashLeftEmptyLogFiles(t *testing.T) {
 
 func TestStore_ApplyInsertAfter(t *testing.T) {
 	s, _ := openTemp(t)
-	msgs := transcripttest.Generate(transcripttest.Default(10))
+	msgs := synthetic.Generate(synthetic.Default(10))
 	sess, _ := s.CreateSession(Session{}, msgs)
 	rw := transcript.Rewrite{BaseEpoch: sess.Head.Epoch, BaseLen: len(msgs),
 		InsertAfter: map[int][]transcript.Message{0: {{ID: "x1", Role: transcript.RoleUser, Text: "after first"}}, len(msgs) - 1: {{ID: "x2", Role: transcript.RoleUser, Text: "at the end"}}}}
@@ -368,7 +369,7 @@ func TestStore_ApplyInsertAfter(t *testing.T) {
 // reaches the closed database (which crashes the process).
 func TestCloseWhileInUse(t *testing.T) {
 	s, _ := openTemp(t)
-	sess, err := s.CreateSession(Session{Workspace: "/w"}, transcripttest.Generate(transcripttest.Default(200)))
+	sess, err := s.CreateSession(Session{Workspace: "/w"}, synthetic.Generate(synthetic.Default(200)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // verify fails the test when the stored totals of session id differ from a recount (VerifyTotals). The
@@ -37,9 +38,9 @@ func withUsage(msgs []transcript.Message) []transcript.Message {
 
 func TestStore_TotalsFollowEveryWrite(t *testing.T) {
 	s, dir := openTemp(t)
-	cfg := transcripttest.Default(300)
+	cfg := synthetic.Default(300)
 	cfg.OpenCallAtEnd = true
-	msgs := withUsage(transcripttest.Generate(cfg))
+	msgs := withUsage(synthetic.Generate(cfg))
 	sess, err := s.CreateSession(Session{Instructions: []string{"be brief"}}, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -174,9 +175,9 @@ func writeFormat1(t *testing.T, s *Store, id string, msgs []transcript.Message, 
 // counted once and kept, and that the session takes appends and rewrites.
 func TestStore_ReadsFormat1(t *testing.T) {
 	s, dir := openTemp(t)
-	cfg := transcripttest.Default(200)
+	cfg := synthetic.Default(200)
 	cfg.OpenCallAtEnd = true
-	msgs := withUsage(transcripttest.Generate(cfg))
+	msgs := withUsage(synthetic.Generate(cfg))
 	ckpt := transcript.Message{ID: "ckpt", Role: transcript.RoleUser, Summary: true, Partial: true, Text: "checkpoint"}
 	history := append(append([]transcript.Message{}, msgs...), ckpt)
 	start := 150
@@ -267,7 +268,7 @@ func TestStore_ReadsFormat1(t *testing.T) {
 // TestStore_FormatTwoRecordLayout checks what the keys hold: the record without its head, the head apart.
 func TestStore_FormatTwoRecordLayout(t *testing.T) {
 	s, _ := openTemp(t)
-	sess, err := s.CreateSession(Session{Title: "t", Instructions: []string{"long rules"}}, transcripttest.Generate(transcripttest.Default(5)))
+	sess, err := s.CreateSession(Session{Title: "t", Instructions: []string{"long rules"}}, synthetic.Generate(synthetic.Default(5)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/compaction/compactiontest"
 	"github.com/alisio-lsp/alisio-lsp/config"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 // reply is one scripted answer of the fake Chat Completions server.
@@ -91,7 +92,7 @@ const checkpointJSON = `{"goal":"Fix the bug","instructions":["Do not change the
 
 func TestOpenAISummarizer_StructuredOutputOverTheWire(t *testing.T) {
 	srv := newChatServer(t, reply{content: checkpointJSON, finishReason: "stop"})
-	view := transcripttest.Generate(transcripttest.Default(80))
+	view := synthetic.Generate(synthetic.Default(80))
 	res, err := compaction.Compact(context.Background(), compaction.Input{View: view},
 		compaction.Options{KeepTurns: 2, MaxOutputTokens: 16000, Focus: "the server"}, newProvider(t, srv.URL), nil)
 	if err != nil {
@@ -120,7 +121,7 @@ func TestOpenAISummarizer_FinishReasonLength(t *testing.T) {
 	srv := newChatServer(t,
 		reply{content: cut, finishReason: "length"},
 		reply{content: `{"nextSteps":["run the tests"],"relevantFiles":[]}`, finishReason: "stop"})
-	view := transcripttest.Generate(transcripttest.Default(80))
+	view := synthetic.Generate(synthetic.Default(80))
 	var events []compaction.Event
 	res, err := compaction.Compact(context.Background(), compaction.Input{View: view},
 		compaction.Options{KeepTurns: 2, MaxOutputTokens: 500}, newProvider(t, srv.URL), func(e compaction.Event) { events = append(events, e) })
@@ -138,7 +139,7 @@ func TestOpenAISummarizer_FinishReasonLength(t *testing.T) {
 }
 
 func TestOpenAISummarizer_Errors(t *testing.T) {
-	view := transcripttest.Generate(transcripttest.Default(40))
+	view := synthetic.Generate(synthetic.Default(40))
 	for _, tc := range []struct {
 		name string
 		rep  reply

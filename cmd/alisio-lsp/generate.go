@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
-	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
 
 func (a *app) sessionsGenerateCommand() *cobra.Command {
@@ -30,10 +31,10 @@ func (a *app) sessionsGenerateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg := transcripttest.Default(messages)
+			cfg := synthetic.Default(messages)
 			cfg.Seed, cfg.ResultChars, cfg.HugeEvery = seed, resultChars, hugeEvery
 			return formats.Export(a.stdout, []string{"You are a careful coding agent working in a Go repository."},
-				transcripttest.Generate(cfg), f, false)
+				synthetic.Generate(cfg), f, false)
 		},
 	}
 	fl := cmd.Flags()

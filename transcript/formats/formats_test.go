@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
+
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 	"github.com/alisio-lsp/alisio-lsp/transcript/transcripttest"
 )
@@ -154,7 +156,7 @@ func withoutKind(items []transcript.ProviderItem, kind string) []transcript.Prov
 }
 
 func TestImport_Generated(t *testing.T) {
-	msgs := transcripttest.Generate(transcripttest.Default(500))
+	msgs := synthetic.Generate(synthetic.Default(500))
 	for i := range msgs {
 		msgs[i].ID, msgs[i].CreatedAt = "", msgs[i].CreatedAt.AddDate(-100, 0, 0)
 		msgs[i].CreatedAt = msgs[i].CreatedAt.AddDate(100, 0, 0)

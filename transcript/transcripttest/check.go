@@ -1,3 +1,6 @@
+// Package transcripttest holds what tests share about transcripts: the structure check every test runs on the
+// transcripts it produces, and the corpus of real and hand-written transcript files (synthetic ones come from
+// package synthetic).
 package transcripttest
 
 import (

@@ -1,7 +1,7 @@
-// Package transcripttest generates realistic synthetic coding-agent transcripts for tests, benchmarks and
-// the demo: turns of user prompts, assistant replies with (parallel) tool calls, and tool results of varied
-// size.
-package transcripttest
+// Package synthetic generates realistic synthetic coding-agent transcripts for tests, benchmarks, the demo and
+// `alisio-lsp sessions generate`: turns of user prompts, assistant replies with (parallel) tool calls, and
+// tool results of varied size. It does not link the testing package, so the shipped binary may use it.
+package synthetic
 
 import (
 	"encoding/json"

@@ -1,6 +1,7 @@
-// Package agent orchestrates sessions: it ties the session store, the configuration, the compaction engine
-// and the provider together. The turn loop and tools arrive with the agent runtime; this file holds the
-// context management every caller shares (the daemon, the CLI).
+// Package agent orchestrates sessions: it ties the session store, the configuration, the compaction engine,
+// the provider and the tools together. Agent runs turns (agent.go); ContextManager, in this file, is the
+// context management every caller shares (the daemon, the CLI): the meter, manual compaction and the pre-call
+// pipeline, each persisted atomically.
 package agent
 
 import (

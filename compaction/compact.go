@@ -5,6 +5,20 @@
 // The entry points are Decide (the triggers, O(1) per model call), Compact (one compaction: boundary,
 // summarizer calls, partial salvage, checkpoint) and Prepare (everything that runs before a model call:
 // triggers, compaction, reduction, last resort, and the F1 error).
+//
+// What the caller must do with the results, as etcd raft asks of its Ready:
+//
+//   - A Result of Compact: apply Result.Rewrite to the store (storage.Store.Apply) in one atomic step, against
+//     the epoch it was planned on (Rewrite.BaseEpoch); a store that moved on refuses it, and the compaction is
+//     planned again on the new transcript, never merged. Result.View is what the transcript becomes; the
+//     caller sends Result.Event on (it was emitted already) and nothing else changes.
+//   - A Prepared of Prepare: when Changed, apply Prepared.Rewrite atomically before the model call, even when
+//     Prepare also returned a *BudgetError (F1) or a *CatalogError (the reduction it made must not be lost);
+//     then send Prepared.View, never the transcript as it was. On any other error, apply nothing.
+//   - Keep one Guard per session across its model calls and call Guard.NewTurn at each user prompt: it is what
+//     limits the last resort to once a turn and stops compaction loops.
+//   - Errors and events carry data (BudgetError's chars and limit, UncertainError's call IDs); the sentences a
+//     user reads are made by the caller's edge.
 package compaction
 
 import (

@@ -46,7 +46,8 @@ type Options struct {
 	Provider provider.Options
 	// Version is reported in serverInfo.
 	Version string
-	// Store, when set, is used instead of opening the data directory's store (tests, benchmarks); the
+	// Store, when set, is used instead of opening the data directory's store (the shared daemon's, which every
+	// window uses; tests and benchmarks); the
 	// daemon does not close it.
 	Store *storage.Store
 }

@@ -1031,7 +1031,6 @@ func (w *chunkedWriter) place(k []byte, e *viewEntry) error {
 	return w.set(k, e.encode())
 }
 
-// setMeta stages the session's record (all but its head): when it is created, or counted for format 2.
 // commit writes the session's head, with the totals counted, and with withMeta its record (title, workspace,
 // instructions…), then commits; it returns the session as committed. The head goes first: should Badger's size
 // limit split them, a crash between the two leaves a new session invisible (no record) and an existing one

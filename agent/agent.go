@@ -150,15 +150,15 @@ type UncertainCallsError struct {
 	Calls   []transcript.ToolCall
 }
 
-// Error lists the calls and says how to recover them.
+// Error lists the calls and what is known of them; how to recover them is added by the edge that shows it
+// (api.Explain).
 func (e *UncertainCallsError) Error() string {
 	var ids []string
 	for _, c := range e.Calls {
 		ids = append(ids, fmt.Sprintf("%s (%s)", c.ID, c.Name))
 	}
-	return fmt.Sprintf("%v: %s. They have no recorded result (alisio-lsp stopped while they ran, or the session was imported without their results), so they may or may not have taken effect; they are never retried automatically. "+
-		"Record that their outcome is unknown with `alisio-lsp sessions recover %s --acknowledge` (or Alisio: Recover in the editor), then continue.",
-		ErrUncertain, strings.Join(ids, ", "), e.Session)
+	return fmt.Sprintf("%v: %s. They have no recorded result (alisio-lsp stopped while they ran, or the session was imported without their results), so they may or may not have taken effect; they are never retried automatically.",
+		ErrUncertain, strings.Join(ids, ", "))
 }
 
 // Unwrap lets errors.Is match ErrUncertain.

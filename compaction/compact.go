@@ -48,9 +48,9 @@ var (
 // UncertainError lists the uncertain calls that block a compaction (G3).
 type UncertainError struct{ CallIDs []string }
 
-// Error names the calls and the recovery command.
+// Error names the calls; how to recover them is added by the edge that shows it (api.Explain).
 func (e *UncertainError) Error() string {
-	return fmt.Sprintf("the session has %d tool call(s) whose outcome is unknown (%s); it is not compacted until they are recovered: alisio-lsp sessions recover SESSION --acknowledge (or alisio/recover)",
+	return fmt.Sprintf("the session has %d tool call(s) whose outcome is unknown (%s); it is not compacted until they are recovered",
 		len(e.CallIDs), strings.Join(e.CallIDs, ", "))
 }
 

@@ -37,16 +37,16 @@ type BudgetError struct {
 }
 
 // Error is the F1 message, exactly as SPEC F1 words it, saying where the limit comes from when it is the
-// model's window.
+// model's window; the ways to continue, which name the user's commands, are added by the edge that shows it
+// (api.Explain).
 func (e *BudgetError) Error() string {
 	window := ""
 	if e.Window > 0 {
 		window = fmt.Sprintf("The limit is what fits the model's %d-token context window after the %d-token reply reserve (limits.maxOutputTokens) and the %d-char tool catalog. ",
 			e.Window, e.Reserve, e.ToolsChars)
 	}
-	return fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit %d). Automatic compaction %s. %s"+
-		"To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers (Alisio: Show Tools / :AlisioTools).",
-		e.Chars, e.Limit, e.Compaction, window)
+	return strings.TrimSpace(fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit %d). Automatic compaction %s. %s",
+		e.Chars, e.Limit, e.Compaction, window))
 }
 
 // CatalogError: the tool catalog leaves the conversation no room in the model's window. It is not the F1
@@ -67,7 +67,8 @@ type CatalogSource struct {
 	Tools, Chars int
 }
 
-// Error says how much of the window the catalog takes, which sources weigh most, and where to turn them off.
+// Error says how much of the window the catalog takes and which sources weigh most; where to turn them off is
+// added by the edge that shows it (api.Explain).
 func (e *CatalogError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The tool catalog is too large for the model's context window: its tools take about %d characters (%d tokens) of the %d-token window",
@@ -84,7 +85,6 @@ func (e *CatalogError) Error() string {
 		}
 		b.WriteString(" Largest: " + strings.Join(parts, ", ") + ".")
 	}
-	b.WriteString(" Turn off the MCP servers you do not need (Alisio: Show Tools / :AlisioTools / alisio-lsp tools), or use a model with a larger window. Nothing was sent and nothing is lost.")
 	return b.String()
 }
 

@@ -96,7 +96,6 @@ func TestPrepare_F1Variants(t *testing.T) {
 	// One turn, no safe boundary before its end: a single huge user message and an answer.
 	noBoundary := []transcript.Message{user(huge), asst(huge)}
 	normal := []transcript.Message{user(huge), asst(huge), user("next"), asst("ok")}
-	const tail = "To continue: compact manually (Alisio: Compact / :AlisioCompact), trim large tool outputs, start a new session, or disable unneeded MCP servers (Alisio: Show Tools / :AlisioTools)."
 	for _, tc := range []struct {
 		name  string
 		view  []transcript.Message
@@ -105,10 +104,10 @@ func TestPrepare_F1Variants(t *testing.T) {
 		s     compaction.Summarizer
 		want  string
 	}{
-		{"instructions alone over the limit", normal, 9000, true, compaction.Offline{}, "Automatic compaction ran but could not reduce it enough. "},
-		{"no safe boundary", noBoundary, 9000, true, compaction.Offline{}, "Automatic compaction was skipped because there is no safe boundary to summarize. "},
-		{"summarizer failed", normal, 9000, true, &scripted{err: errors.New("provider timed out")}, "Automatic compaction failed (summarizer: provider timed out). "},
-		{"disabled", normal, 9000, false, compaction.Offline{}, "Automatic compaction is disabled. "},
+		{"instructions alone over the limit", normal, 9000, true, compaction.Offline{}, "Automatic compaction ran but could not reduce it enough."},
+		{"no safe boundary", noBoundary, 9000, true, compaction.Offline{}, "Automatic compaction was skipped because there is no safe boundary to summarize."},
+		{"summarizer failed", normal, 9000, true, &scripted{err: errors.New("provider timed out")}, "Automatic compaction failed (summarizer: provider timed out)."},
+		{"disabled", normal, 9000, false, compaction.Offline{}, "Automatic compaction is disabled."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _, err := prepare(t, compaction.Input{View: tc.view, InstructionsChars: tc.instr}, cfgWith(10_000, tc.auto), tc.s, &compaction.Guard{})
@@ -117,7 +116,7 @@ func TestPrepare_F1Variants(t *testing.T) {
 				t.Fatalf("want F1, got %v", err)
 			}
 			n := tc.instr + transcript.TotalChars(p.View)
-			want := "Context budget exceeded (approximately " + strconv.Itoa(n) + " characters of conversation; limit 10000). " + tc.want + tail
+			want := "Context budget exceeded (approximately " + strconv.Itoa(n) + " characters of conversation; limit 10000). " + tc.want
 			if err.Error() != want {
 				t.Fatalf("F1 text:\n got  %s\n want %s", err, want)
 			}
@@ -423,7 +422,7 @@ func TestPrepare_ACatalogThatFillsTheWindowIsItsOwnError(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Room > 0 || rec.types() != "" {
 		t.Fatalf("a catalog larger than the window: %v (events %q)", err, rec.types())
 	}
-	for _, want := range []string{"32000-token window", "no room for the conversation", ":AlisioTools", "alisio-lsp tools"} {
+	for _, want := range []string{"32000-token window", "no room for the conversation"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the message lacks %q: %s", want, err)
 		}

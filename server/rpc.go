@@ -5,10 +5,12 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"go.lsp.dev/jsonrpc2"
 )
 
-// rpcError gives every error a proper JSON-RPC code: jsonrpc2 errors keep theirs, invalid params get
+// rpcError gives every error a proper JSON-RPC code; a failed request's error carries its api.ErrorData
+// (kind and figures) and the sentence api.Explain makes in the editors' words: jsonrpc2 errors keep theirs, invalid params get
 // -32602, anything else is a failed request (-32803) with its message.
 func rpcError(err error) error {
 	if err == nil {
@@ -22,7 +24,10 @@ func rpcError(err error) error {
 	if errors.As(err, &pe) {
 		return &jsonrpc2.Error{Code: jsonrpc2.InvalidParams, Message: pe.Error()}
 	}
-	return &jsonrpc2.Error{Code: codeRequestFailed, Message: err.Error()}
+	data, sentence := api.Explain(err, api.EditorWords())
+	raw, _ := json.Marshal(data)
+	msg := json.RawMessage(raw)
+	return &jsonrpc2.Error{Code: codeRequestFailed, Message: sentence, Data: &msg}
 }
 
 // paramsError is a request whose params do not decode or lack a required field.

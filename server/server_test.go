@@ -12,11 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -435,8 +437,16 @@ func TestRecoverFlow(t *testing.T) {
 	sess, _ := e.store.CreateSession(storage.Session{Workspace: e.ws}, []transcript.Message{
 		{Role: transcript.RoleUser, Text: "deploy"},
 		{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "call_x", Name: "run_command", Arguments: "{}"}}}})
-	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": sess.ID, "text": "go"}, nil); err == nil || !strings.Contains(err.Error(), "call_x") {
+	err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": sess.ID, "text": "go"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "call_x") || !strings.Contains(err.Error(), ":AlisioRecover") {
 		t.Fatalf("prompt on an uncertain session: %v", err)
+	}
+	// The error carries its kind and the calls, for the editors to decide on.
+	var je *jsonrpc2.Error
+	var data api.ErrorData
+	if !errors.As(err, &je) || je.Data == nil || json.Unmarshal(*je.Data, &data) != nil ||
+		data.Kind != api.KindUncertainCalls || data.Session != sess.ID || !slices.Equal(data.Calls, []string{"call_x"}) {
+		t.Fatalf("the error's data: %v", err)
 	}
 	if err := e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": sess.ID}, nil); err == nil || !strings.Contains(err.Error(), "call_x") {
 		t.Fatalf("compact on an uncertain session: %v", err)

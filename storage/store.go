@@ -376,7 +376,7 @@ func validID(id string) error {
 func getSession(txn *badger.Txn, id string) (sess Session, counted bool, err error) {
 	item, err := txn.Get(sessionKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return sess, false, fmt.Errorf("%w: %s (alisio-lsp sessions list shows the sessions and their IDs)", ErrNotFound, id)
+		return sess, false, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
 		return sess, false, fmt.Errorf("reading session %s: %w", id, err)

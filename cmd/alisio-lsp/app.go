@@ -165,11 +165,12 @@ func (a *app) fail(err error) {
 	if errors.As(err, &remote) {
 		return
 	}
+	data, sentence := api.Explain(err, api.ShellWords())
 	// --json also holds for errors found before the flags were read (an unknown command).
-	if (a.jsonOut || slices.Contains(a.args, "--json")) && a.emit("error", map[string]any{"error": err.Error()}) == nil {
+	if (a.jsonOut || slices.Contains(a.args, "--json")) && a.emit("error", map[string]any{"error": sentence, "data": data}) == nil {
 		return
 	}
-	fmt.Fprintf(a.stderr, "alisio-lsp: %v\n", err)
+	fmt.Fprintf(a.stderr, "alisio-lsp: %s\n", sentence)
 }
 
 // setup reads the configuration and starts logging. The servers an editor starts (serve, the shared daemon)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 	"github.com/alisio-lsp/alisio-lsp/transcript/formats"
@@ -475,6 +476,20 @@ func TestCLI_F1ErrorIsActionable(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, fmt.Sprintf("Context budget exceeded (approximately %d characters of conversation; limit 10000). Automatic compaction was skipped because there is no safe boundary to summarize.", chars)) ||
 		!strings.Contains(errOut, "start a new session") {
 		t.Fatalf("F1: %s", errOut)
+	}
+	// In the shell's words, not the editors'; with --json, its kind and figures for a program.
+	if !strings.Contains(errOut, "alisio-lsp compact SESSION") || strings.Contains(errOut, ":AlisioCompact") {
+		t.Fatalf("F1 on the command line names the editors' commands: %s", errOut)
+	}
+	out, _, _ := cli(t, data, "", "--json", "context", id, "--max-context-chars", "10000", "--apply")
+	var line struct {
+		Type string
+		Data api.ErrorData
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n") // the events, the status, then the error
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &line); err != nil || line.Type != "error" || line.Data.Kind != api.KindContextBudget ||
+		line.Data.Chars != chars || line.Data.Limit != 10000 {
+		t.Fatalf("--json F1: %q (%v)", out, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import * as meter from './meter';
+import { errorKind } from './protocol';
 import { ChatAction, ChatView } from './chat';
 import * as participant from './participant';
 
@@ -305,12 +306,18 @@ async function request<T>(method: string, params: Record<string, unknown>, token
     }
     output.error(`${method}: ${err.message || e}`);
     onError?.(err.message || String(e));
-    const actions = /Context budget exceeded/.test(err.message || '') ? ['Alisio: Compact', 'Alisio: New Session'] : [];
-    const choice = await vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...actions);
-    if (choice === 'Alisio: Compact') {
-      await vscode.commands.executeCommand('alisio.compact');
-    } else if (choice === 'Alisio: New Session') {
-      await vscode.commands.executeCommand('alisio.newSession');
+    const actions: Record<string, string[]> = {
+      contextBudget: ['Alisio: Compact', 'Alisio: New Session'],
+      toolCatalog: ['Alisio: Show Tools'],
+      uncertainCalls: ['Alisio: Recover Uncertain Tool Calls'],
+    };
+    const choice = await vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...(actions[errorKind(e)] ?? []));
+    const commands: Record<string, string> = {
+      'Alisio: Compact': 'alisio.compact', 'Alisio: New Session': 'alisio.newSession',
+      'Alisio: Show Tools': 'alisio.showTools', 'Alisio: Recover Uncertain Tool Calls': 'alisio.recover',
+    };
+    if (choice && commands[choice]) {
+      await vscode.commands.executeCommand(commands[choice]);
     }
     return undefined;
   }

@@ -2,37 +2,9 @@
 // functions of alisio-lsp's payloads (docs/protocol.md), with no dependency on VS Code, so that they are
 // unit-tested under Node.
 
-/** The alisio/status payload. */
-export interface Status {
-  session: string;
-  messages: number;
-  usedChars: number;
-  instructionsChars: number;
-  transcriptChars: number;
-  toolsChars: number;
-  hardLimit: number;
-  estimatedTokens: number;
-  calibratedTokens?: number;
-  lastReportedTokens?: number;
-  window: number;
-  windowSource: string;
-  threshold: number;
-  windowFraction: number;
-  charsFraction: number;
-  nextAction: string;
-  auto: boolean;
-  overHardLimit: boolean;
-  lastCheckpointPartial: boolean;
-  uncertainCalls: string[] | null;
-  compacting: boolean;
-}
+import type { AlisioEvent, ContextPart, Status, ToolsDescription } from './protocol';
 
-/** An alisio/event payload: type plus the fields of that event. */
-export interface AlisioEvent {
-  session: string;
-  type: string;
-  [field: string]: unknown;
-}
+export type { AlisioEvent, ContextPart, Status, ToolsDescription };
 
 export type Level = 'ok' | 'warning' | 'error';
 
@@ -172,12 +144,6 @@ export function eventMessage(ev: AlisioEvent): { level: 'info' | 'warning' | 'er
   return undefined;
 }
 
-/** One kind of content of a transcript and its size (alisio/context). */
-export interface ContextPart {
-  name: string;
-  chars: number;
-}
-
 /** The context breakdown (Alisio: Show Context) as markdown with a bar chart. */
 export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sources: { source: string; chars: number; count: number }[]): string {
   const parts: [string, number][] = [['instructions', st.instructionsChars]];
@@ -200,13 +166,6 @@ export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sou
   lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens${window}.`,
     `Closest to firing: ${closestRule(st)}.`, '', 'To shrink the tool catalog, turn off unneeded MCP servers or plugins with Alisio: Show Tools.');
   return lines.join('\n');
-}
-
-/** The alisio/tools payload. */
-export interface ToolsDescription {
-  sources: { source: string; count: number; chars: number; tools?: string[]; problem?: string }[];
-  catalogChars: number;
-  confinement: string;
 }
 
 /** A line of Alisio: Show Tools: a tool source, and what picking it toggles (an MCP server or a plugin). */

@@ -1,0 +1,139 @@
+package api_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/tools"
+	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// jsonFields are the JSON names of t's fields, embedded structs' flattened, as encoding/json writes them.
+func jsonFields(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+		case f.Anonymous && name == "":
+			for _, n := range jsonFields(f.Type) {
+				if !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		case name == "":
+			out = append(out, f.Name)
+		default:
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+var (
+	tsInterface = regexp.MustCompile(`(?ms)^export interface (\w+) \{\n(.*?)^\}`)
+	tsField     = regexp.MustCompile(`(?m)^  (\w+)\??:`)
+)
+
+// TestTypeScriptMirror: every interface of editors/vscode/src/protocol.ts has exactly the JSON fields of its
+// Go struct, and every Go type the extension reads has its interface there.
+func TestTypeScriptMirror(t *testing.T) {
+	mirror := map[string]reflect.Type{
+		"Status":           reflect.TypeFor[api.Status](),
+		"AlisioEvent":      reflect.TypeFor[api.Event](),
+		"ErrorData":        reflect.TypeFor[api.ErrorData](),
+		"ContextPart":      reflect.TypeFor[agent.ContextPart](),
+		"ContextResult":    reflect.TypeFor[api.ContextResult](),
+		"ToolSource":       reflect.TypeFor[tools.SourceSummary](),
+		"ToolsDescription": reflect.TypeFor[api.ToolsResult](),
+		"PromptResult":     reflect.TypeFor[api.PromptResult](),
+		"SessionSummary":   reflect.TypeFor[api.SessionSummary](),
+		"SessionsResult":   reflect.TypeFor[api.SessionsResult](),
+		"NewSessionResult": reflect.TypeFor[api.NewSessionResult](),
+		"CheckpointResult": reflect.TypeFor[api.CheckpointResult](),
+		"RecoverResult":    reflect.TypeFor[api.RecoverResult](),
+	}
+	src, err := os.ReadFile(filepath.Join("..", "editors", "vscode", "src", "protocol.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range tsInterface.FindAllStringSubmatch(string(src), -1) {
+		name := m[1]
+		goType, ok := mirror[name]
+		if !ok {
+			t.Errorf("protocol.ts: interface %s mirrors no Go type this test knows: add it to the test", name)
+			continue
+		}
+		seen[name] = true
+		var ts []string
+		for _, f := range tsField.FindAllStringSubmatch(m[2], -1) {
+			ts = append(ts, f[1])
+		}
+		slices.Sort(ts)
+		if want := jsonFields(goType); !slices.Equal(ts, want) {
+			t.Errorf("protocol.ts: %s has fields %v; %s encodes %v", name, ts, goType, want)
+		}
+	}
+	for name := range mirror {
+		if !seen[name] {
+			t.Errorf("protocol.ts has no interface %s", name)
+		}
+	}
+	// The kinds the extension knows are the kinds the daemon sends.
+	for _, k := range []api.ErrorKind{api.KindContextBudget, api.KindToolCatalog, api.KindUncertainCalls, api.KindNoProvider, api.KindModelCall,
+		api.KindSessionNotFound, api.KindStoreLocked, api.KindDiskFull, api.KindFailed} {
+		if !strings.Contains(string(src), fmt.Sprintf("'%s'", k)) {
+			t.Errorf("protocol.ts's ErrorKind lacks %q", k)
+		}
+	}
+}
+
+// TestExplain: each error of the core gets its kind and figures, and a sentence that names what to do in the
+// words of the edge showing it — the editors' commands, or the shell's — and never the other edge's.
+func TestExplain(t *testing.T) {
+	calls := &agent.UncertainCallsError{Session: "s1", Calls: []transcript.ToolCall{{ID: "call_1", Name: "run_command"}}}
+	for _, tc := range []struct {
+		err    error
+		kind   api.ErrorKind
+		editor string
+		shell  string
+	}{
+		{&compaction.BudgetError{Chars: 12_000, Limit: 10_000, Compaction: compaction.CompactionRanNotEnough}, api.KindContextBudget, ":AlisioCompact", "alisio-lsp compact SESSION"},
+		{&compaction.CatalogError{ToolsChars: 90_000, Window: 32_000, Reserve: 4096}, api.KindToolCatalog, ":AlisioTools", "alisio-lsp tools"},
+		{calls, api.KindUncertainCalls, ":AlisioRecover", "alisio-lsp sessions recover s1 --acknowledge"},
+		{&compaction.UncertainError{CallIDs: []string{"call_1"}}, api.KindUncertainCalls, ":AlisioRecover", "alisio-lsp sessions recover SESSION --acknowledge"},
+		{fmt.Errorf("reading: %w: s9", storage.ErrNotFound), api.KindSessionNotFound, ":AlisioSessions", "alisio-lsp sessions list"},
+		{agent.ErrNoProvider, api.KindNoProvider, "", ""},
+		{errors.New("something else"), api.KindFailed, "", ""},
+	} {
+		data, editor := api.Explain(tc.err, api.EditorWords())
+		_, shell := api.Explain(tc.err, api.ShellWords())
+		if data.Kind != tc.kind || !strings.Contains(editor, tc.editor) || !strings.Contains(shell, tc.shell) {
+			t.Errorf("%T: kind %s\n editor: %s\n shell: %s", tc.err, data.Kind, editor, shell)
+		}
+		if strings.Contains(editor, "alisio-lsp compact") || strings.Contains(shell, ":Alisio") {
+			t.Errorf("%T: an edge names the other's commands:\n editor: %s\n shell: %s", tc.err, editor, shell)
+		}
+	}
+	data, _ := api.Explain(calls, api.EditorWords())
+	if data.Session != "s1" || !slices.Equal(data.Calls, []string{"call_1"}) {
+		t.Errorf("uncertain calls' data: %+v", data)
+	}
+}

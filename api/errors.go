@@ -1,0 +1,122 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+)
+
+// ErrorKind names what went wrong, for a program to decide on: the editors choose what to offer by it, never
+// by the sentence.
+type ErrorKind string
+
+// The kinds of failure the daemon and the CLI tell apart.
+const (
+	// KindContextBudget: the conversation cannot be brought under the hard limit (F1). Chars, Limit.
+	KindContextBudget ErrorKind = "contextBudget"
+	// KindToolCatalog: the tool catalog leaves the conversation no room in the window. ToolsChars, Window,
+	// Sources.
+	KindToolCatalog ErrorKind = "toolCatalog"
+	// KindUncertainCalls: tool calls with an unknown outcome block the session until recovered. Session, Calls.
+	KindUncertainCalls ErrorKind = "uncertainCalls"
+	// KindNoProvider: the settings name no provider.
+	KindNoProvider ErrorKind = "noProvider"
+	// KindModelCall: a model call failed; sending the prompt again resumes the turn.
+	KindModelCall ErrorKind = "modelCall"
+	// KindSessionNotFound: no session with the ID given. Session.
+	KindSessionNotFound ErrorKind = "sessionNotFound"
+	// KindStoreLocked: another process holds the session store.
+	KindStoreLocked ErrorKind = "storeLocked"
+	// KindDiskFull: the disk holding the store is too full to write safely.
+	KindDiskFull ErrorKind = "diskFull"
+	// KindFailed: anything else; the sentence says what.
+	KindFailed ErrorKind = "failed"
+)
+
+// ErrorData is what a failed request's error carries (the JSON-RPC error's data, the CLI's --json error
+// line): its kind, and the figures and names that kind needs.
+type ErrorData struct {
+	Kind       ErrorKind                  `json:"kind"`
+	Session    string                     `json:"session,omitempty"`
+	Calls      []string                   `json:"calls,omitempty"`
+	Chars      int                        `json:"chars,omitempty"`
+	Limit      int                        `json:"limit,omitempty"`
+	Window     int                        `json:"window,omitempty"`
+	ToolsChars int                        `json:"toolsChars,omitempty"`
+	Sources    []compaction.CatalogSource `json:"sources,omitempty"`
+}
+
+// Words are the names of what the user can do, as an edge says them: the editors' commands, or the shell's.
+type Words struct {
+	// Compact, NewSession and ShowTools name the actions; Recover is a format taking the session's ID;
+	// Sessions names the list of sessions.
+	Compact, NewSession, ShowTools, Recover, Sessions string
+}
+
+// EditorWords are the daemon's words: the commands of VS Code and of Neovim.
+func EditorWords() Words {
+	return Words{Compact: "Alisio: Compact / :AlisioCompact", NewSession: "Alisio: New Session / :AlisioSessions",
+		ShowTools: "Alisio: Show Tools / :AlisioTools", Recover: "Alisio: Recover Uncertain Tool Calls / :AlisioRecover",
+		Sessions: "Alisio: Switch Session / :AlisioSessions"}
+}
+
+// ShellWords are the CLI's words: its commands.
+func ShellWords() Words {
+	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt TEXT without --session",
+		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: "alisio-lsp sessions recover %s --acknowledge",
+		Sessions: "alisio-lsp sessions list"}
+}
+
+// Explain returns what err carries for a program and the sentence a user reads, naming what they can do in
+// words. Errors of the core say what happened; the way out is added here, once for every edge.
+func Explain(err error, w Words) (ErrorData, string) {
+	msg := err.Error()
+	var (
+		budget    *compaction.BudgetError
+		catalog   *compaction.CatalogError
+		uncertain *compaction.UncertainError
+		calls     *agent.UncertainCallsError
+	)
+	switch {
+	case errors.As(err, &budget):
+		return ErrorData{Kind: KindContextBudget, Chars: budget.Chars, Limit: budget.Limit, Window: budget.Window, ToolsChars: budget.ToolsChars},
+			msg + fmt.Sprintf(" To continue: compact manually (%s), trim large tool outputs, start a new session (%s), or turn off MCP servers you do not need (%s).",
+				w.Compact, w.NewSession, w.ShowTools)
+	case errors.As(err, &catalog):
+		return ErrorData{Kind: KindToolCatalog, Chars: catalog.Chars, Window: catalog.Window, ToolsChars: catalog.ToolsChars, Sources: catalog.Sources},
+			msg + fmt.Sprintf(" Turn off the MCP servers you do not need (%s), or use a model with a larger window. Nothing was sent and nothing is lost.", w.ShowTools)
+	case errors.As(err, &calls):
+		var ids []string
+		for _, c := range calls.Calls {
+			ids = append(ids, c.ID)
+		}
+		return ErrorData{Kind: KindUncertainCalls, Session: calls.Session, Calls: ids},
+			msg + " Record that their outcome is unknown (" + recoverWords(w, calls.Session) + "), then continue."
+	case errors.As(err, &uncertain):
+		return ErrorData{Kind: KindUncertainCalls, Calls: uncertain.CallIDs},
+			msg + ": record that their outcome is unknown first (" + recoverWords(w, "SESSION") + ")."
+	case errors.Is(err, agent.ErrNoProvider):
+		return ErrorData{Kind: KindNoProvider}, msg
+	case errors.Is(err, agent.ErrModelCall):
+		return ErrorData{Kind: KindModelCall}, msg
+	case errors.Is(err, storage.ErrNotFound):
+		return ErrorData{Kind: KindSessionNotFound}, msg + " (" + w.Sessions + " shows the sessions)"
+	case errors.Is(err, storage.ErrLocked):
+		return ErrorData{Kind: KindStoreLocked}, msg
+	case errors.Is(err, storage.ErrDiskFull):
+		return ErrorData{Kind: KindDiskFull}, msg
+	}
+	return ErrorData{Kind: KindFailed}, msg
+}
+
+// recoverWords is w.Recover for session.
+func recoverWords(w Words, session string) string {
+	if strings.Contains(w.Recover, "%s") {
+		return fmt.Sprintf(w.Recover, session)
+	}
+	return w.Recover
+}

@@ -1,0 +1,164 @@
+// The alisio/* protocol as the extension reads it: a mirror of the Go package api (docs/protocol.md). The Go
+// test api.TestTypeScriptMirror compares each interface here with its Go struct, field by field, so the two
+// cannot drift apart; the extension decides on an error's kind, never on its sentence.
+
+/** The alisio/status result and notification: the meter of a session. */
+export interface Status {
+  v: number;
+  session: string;
+  messages: number;
+  usedChars: number;
+  instructionsChars: number;
+  transcriptChars: number;
+  toolsChars: number;
+  hardLimit: number;
+  estimatedTokens: number;
+  calibratedTokens?: number;
+  lastReportedTokens?: number;
+  window: number;
+  windowSource: string;
+  threshold: number;
+  windowFraction: number;
+  charsFraction: number;
+  nextAction: string;
+  auto: boolean;
+  overHardLimit: boolean;
+  lastCheckpointPartial: boolean;
+  uncertainCalls: string[] | null;
+  compacting: boolean;
+}
+
+/** An alisio/event notification: its type says which fields are set (compaction events carry the
+ * compaction's figures; delta text and reasoning; tool_call id, name and arguments; tool_result id, name,
+ * isError and chars; reply text). */
+export interface AlisioEvent {
+  v: number;
+  session: string;
+  type: string;
+  reason?: string;
+  rule?: string;
+  beforeChars?: number;
+  beforeTokens?: number;
+  afterChars?: number;
+  afterTokens?: number;
+  spanMessages?: number;
+  spanChars?: number;
+  checkpointChars?: number;
+  chunks?: number;
+  partial?: boolean;
+  missingFields?: string[];
+  recoveredFields?: string[];
+  textOnly?: boolean;
+  messages?: number;
+  uncertainCalls?: string[];
+  durationMs?: number;
+  plugins?: unknown[];
+  plugin?: string;
+  hook?: string;
+  cause?: string;
+  message?: string;
+  error?: string;
+  text?: string;
+  reasoning?: string;
+  id?: string;
+  name?: string;
+  arguments?: string;
+  isError?: boolean;
+  chars?: number;
+}
+
+/** What a failed request's error carries (its data): the kind, and the figures that kind needs. */
+export interface ErrorData {
+  kind: ErrorKind;
+  session?: string;
+  calls?: string[];
+  chars?: number;
+  limit?: number;
+  window?: number;
+  toolsChars?: number;
+  sources?: { Name: string; Tools: number; Chars: number }[];
+}
+
+/** The kinds of failure (api.ErrorKind). */
+export type ErrorKind = 'contextBudget' | 'toolCatalog' | 'uncertainCalls' | 'noProvider' | 'modelCall' | 'sessionNotFound' | 'storeLocked' | 'diskFull' | 'failed';
+
+/** The kind of a request's error, from its data ('failed' when it carries none). */
+export function errorKind(err: unknown): ErrorKind {
+  const data = (err as { data?: { kind?: ErrorKind } } | undefined)?.data;
+  return data?.kind ?? 'failed';
+}
+
+/** One kind of content of a transcript and its size (alisio/context). */
+export interface ContextPart {
+  name: string;
+  chars: number;
+}
+
+/** The alisio/context result. */
+export interface ContextResult {
+  session: string;
+  parts: ContextPart[];
+}
+
+/** One origin of tools in the catalog (alisio/tools). */
+export interface ToolSource {
+  source: string;
+  count: number;
+  chars: number;
+  tools?: string[];
+  problem?: string;
+}
+
+/** The alisio/tools result. */
+export interface ToolsDescription {
+  sources: ToolSource[];
+  catalogChars: number;
+  confinement: string;
+}
+
+/** The alisio/prompt result. */
+export interface PromptResult {
+  session: string;
+  reply: string;
+  modelCalls: number;
+  cut: boolean;
+}
+
+/** A line of the alisio/sessions result. */
+export interface SessionSummary {
+  id: string;
+  title: string;
+  workspace: string;
+  createdAt: string;
+  updatedAt: string;
+  messages: number;
+}
+
+/** The alisio/sessions result. */
+export interface SessionsResult {
+  sessions: SessionSummary[];
+}
+
+/** The alisio/newSession result. */
+export interface NewSessionResult {
+  session: string;
+}
+
+/** The alisio/checkpoint result; checkpoint is null when the session has none. */
+export interface CheckpointResult {
+  session: string;
+  id?: string;
+  createdAt?: string;
+  checkpoint: Record<string, unknown> | null;
+  partial?: boolean;
+  text?: string;
+  replacedMessages?: number;
+  relevantFilesChangedSince?: string[];
+}
+
+/** The alisio/recover result. */
+export interface RecoverResult {
+  session: string;
+  recovered: number;
+  calls: { id: string; name: string; arguments: string }[];
+}

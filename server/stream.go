@@ -422,8 +422,14 @@ func clip(s string) string {
 func (s *stream) writeRaw(body []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return WriteFrame(s.out, body)
+}
+
+// WriteFrame writes body as one LSP frame, in one Write call, so that frames written to a shared writer never
+// interleave.
+func WriteFrame(w io.Writer, body []byte) error {
 	frame := append([]byte(fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))), body...)
-	_, err := s.out.Write(frame)
+	_, err := w.Write(frame)
 	return err
 }
 

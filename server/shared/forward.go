@@ -1,7 +1,6 @@
 package shared
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -230,7 +229,7 @@ func (f *Forwarder) fromEditor(body []byte) (exit bool) {
 	f.mu.Unlock()
 	switch {
 	case conn != nil:
-		_ = writeFrame(conn, body)
+		_ = server.WriteFrame(conn, body)
 	case m.isRequest() && m.Method == "shutdown":
 		f.write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":null}`))
 	case m.isRequest():
@@ -243,11 +242,11 @@ func (f *Forwarder) fromEditor(body []byte) (exit bool) {
 // starts another and carries on.
 func (f *Forwarder) fromOwner(ctx context.Context) {
 	f.mu.Lock()
-	r := bufio.NewReader(f.conn)
+	r := server.NewFrameReader(f.conn, io.Discard, maxReply)
 	f.mu.Unlock()
 	for {
 		for {
-			body, err := readFrame(r)
+			body, err := r.Next()
 			if err != nil {
 				break
 			}
@@ -275,7 +274,7 @@ const (
 // editor is connected; meanwhile the editor's requests are answered with an error at once. It tells the user
 // when the owner could not be restarted and again when it is back. It returns the new connection's reader,
 // or nil when the editor left.
-func (f *Forwarder) reconnect(ctx context.Context) *bufio.Reader {
+func (f *Forwarder) reconnect(ctx context.Context) *server.FrameReader {
 	pause := firstRetry
 	for attempt := 1; ; attempt++ {
 		f.mu.Lock()
@@ -309,7 +308,7 @@ func (f *Forwarder) reconnect(ctx context.Context) *bufio.Reader {
 // recover answers the requests the lost owner was running, connects to a new owner, replays the editor's
 // session (waiting for the replayed initialize to be answered before anything else reaches the owner), and
 // returns the reader of the new connection.
-func (f *Forwarder) recover(ctx context.Context) (*bufio.Reader, error) {
+func (f *Forwarder) recover(ctx context.Context) (*server.FrameReader, error) {
 	f.Log.Warn("the shared daemon went away; starting another")
 	f.gate.Lock()
 	defer f.gate.Unlock()
@@ -333,16 +332,16 @@ func (f *Forwarder) recover(ctx context.Context) (*bufio.Reader, error) {
 		replay = append(replay, f.settings)
 	}
 	f.mu.Unlock()
-	r := bufio.NewReader(conn)
+	r := server.NewFrameReader(conn, io.Discard, maxReply)
 	for i, body := range replay {
-		if err := writeFrame(conn, body); err != nil {
+		if err := server.WriteFrame(conn, body); err != nil {
 			return nil, f.drop(conn, err)
 		}
 		if i > 0 {
 			continue
 		}
 		for { // the answer to the replayed initialize is not the editor's
-			resp, err := readFrame(r)
+			resp, err := r.Next()
 			if err != nil {
 				return nil, f.drop(conn, err)
 			}
@@ -375,7 +374,7 @@ func (f *Forwarder) answerError(id json.RawMessage, message string) {
 func (f *Forwarder) write(body []byte) {
 	f.outMu.Lock()
 	defer f.outMu.Unlock()
-	_ = writeFrame(f.out, body)
+	_ = server.WriteFrame(f.out, body)
 }
 
 // editorWriter writes whole frames to the editor under the forwarder's lock (the frame reader's answers).

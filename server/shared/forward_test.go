@@ -1,7 +1,6 @@
 package shared
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/server"
 	"go.uber.org/zap"
 )
 
@@ -31,9 +31,9 @@ func startLSPOwner(t *testing.T, dataDir string) *lspOwner {
 	owner := &Owner{DataDir: dataDir, Version: "test", Log: zap.NewNop(),
 		ServeLSP: func(ctx context.Context, conn io.ReadWriteCloser) {
 			go func() { <-ctx.Done(); conn.Close() }()
-			r := bufio.NewReader(conn)
+			r := server.NewFrameReader(conn, io.Discard, 0)
 			for {
-				body, err := readFrame(r)
+				body, err := r.Next()
 				if err != nil {
 					return
 				}
@@ -42,7 +42,7 @@ func startLSPOwner(t *testing.T, dataDir string) *lspOwner {
 				o.methods = append(o.methods, m.Method+" "+string(m.Params))
 				o.mu.Unlock()
 				if m.isRequest() {
-					_ = writeFrame(conn, []byte(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{}}`))
+					_ = server.WriteFrame(conn, []byte(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{}}`))
 				}
 			}
 		}}

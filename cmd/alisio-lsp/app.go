@@ -85,6 +85,8 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, 
 }
 
 // exitCode is the exit status of a command the shared daemon ran; its output is already printed.
+// exitCode is a command's exit status when it is not 0 or 1 — a remote command's, or the daemon's, which
+// leaves with the code LSP gives it (0 included); main exits with it after every deferred cleanup ran.
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

@@ -70,7 +70,12 @@ func (a *app) daemonCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer closeWithin(st, 30*time.Second, a.log)
+			storeGone := false
+			defer func() {
+				if !storeGone {
+					closeWithin(st, 30*time.Second, a.log)
+				}
+			}()
 			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			hub := server.NewHub(0) // what every window shares
@@ -98,8 +103,8 @@ func (a *app) daemonCommand() *cobra.Command {
 				// The store's files are gone with the directory (removed while the daemon ran, or while it
 				// started): closing the store would retry its flush forever.
 				a.log.Warn("the data directory was removed; leaving without closing the store", zap.Error(err))
-				_ = a.log.Sync()
-				os.Exit(0)
+				storeGone = true
+				return nil
 			}
 			return err
 		},
@@ -157,8 +162,7 @@ func (a *app) forward(ctx context.Context) error {
 		StartOwner: a.startOwner}
 	code := f.Run(ctx, os.Stdin, os.Stdout)
 	_ = a.log.Sync()
-	os.Exit(code)
-	return nil
+	return exitCode(code) // main leaves with it: a read blocked on stdin would not end otherwise
 }
 
 // startOwner starts the shared daemon for dataDir in its own session, detached from the editor, logging to
@@ -216,6 +220,5 @@ func (a *app) serve(ctx context.Context) error {
 	code := server.Serve(ctx, stdio{}, server.Options{Config: a.cfg, ConfigProblem: a.cfgErr, DataDir: a.dataDir, Log: a.log,
 		Provider: provider.DefaultOptions(), Version: version()})
 	_ = a.log.Sync()
-	os.Exit(code)
-	return nil
+	return exitCode(code) // main leaves with it: a read blocked on stdin would not end otherwise
 }

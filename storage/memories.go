@@ -59,6 +59,10 @@ func (s *Store) Memories(workspace string) ([]Memory, error) {
 // AddMemories stores the texts that are not already memories of workspace (compared without case, spacing or
 // final punctuation, and once each) and returns those it added.
 func (s *Store) AddMemories(workspace, session string, texts []string) ([]Memory, error) {
+	// Read, then write: two compactions of one workspace at once (two windows) must not both add a memory.
+	l := s.sessionLock("memories\x00" + workspace) // no session ID holds a NUL
+	l.Lock()
+	defer l.Unlock()
 	existing, err := s.Memories(workspace)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
@@ -506,4 +507,25 @@ func reopen(t *testing.T, s *Store, dir string) *Store {
 		t.Fatal(err)
 	}
 	return s2
+}
+
+// TestMemories_ConcurrentAddsKeepOne: two compactions of one workspace adding the same memory at once (two
+// windows) store it once; the read-then-write used to let both through.
+func TestMemories_ConcurrentAddsKeepOne(t *testing.T) {
+	s, _ := openTemp(t)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.AddMemories("/w", fmt.Sprint("s", i), []string{"Never push to main."}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ms, err := s.Memories("/w"); err != nil || len(ms) != 1 {
+		t.Fatalf("%d memories of one text (%v)", len(ms), err)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -362,15 +363,10 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("the invalid setting was applied: %+v", st)
 	}
 	_ = e.client.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": map[string]any{"limits": map[string]any{"maxContextChars": 50_000}}}})
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.For(t, 5*time.Second, "lowering maxContextChars to take effect", func() bool {
 		_ = e.client.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, &st)
-		if st.HardLimit == 50_000 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("lowering maxContextChars did not take effect: %+v", st)
+		return st.HardLimit == 50_000
+	})
 }
 
 // TestInvalidSettingsAreNamedByTheNextPrompt: editor settings that set a provider but hold one unknown key
@@ -387,17 +383,10 @@ func TestInvalidSettingsAreNamedByTheNextPrompt(t *testing.T) {
 	}
 	// Valid settings since: the plain advice again.
 	_ = e.client.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": map[string]any{}}})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.For(t, 5*time.Second, "the plain advice once valid settings came", func() bool {
 		err = e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "hi"}, nil)
-		if err != nil && !strings.Contains(err.Error(), "futureSetting") && strings.Contains(err.Error(), "provider.kind") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after valid settings: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err != nil && !strings.Contains(err.Error(), "futureSetting") && strings.Contains(err.Error(), "provider.kind")
+	})
 }
 
 func TestInvalidParamsForEveryMethod(t *testing.T) {
@@ -710,12 +699,7 @@ func TestMCPServersApplyLive(t *testing.T) {
 	}
 	waitFor := func(want string) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if strings.Join(sources(), ",") == want {
-				return
-			}
-		}
-		t.Fatalf("sources %v; want %s", sources(), want)
+		testwait.For(t, 10*time.Second, "the tool sources "+want, func() bool { return strings.Join(sources(), ",") == want })
 	}
 	waitFor("built-in")
 	set := func(disabled bool) {

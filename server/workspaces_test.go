@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 	"go.uber.org/zap"
 )
 
@@ -29,11 +30,7 @@ func TestWorkspaces_SharedByConnectionsOnOneFolder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "new.go"), []byte("package x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); len(b.files.ChangedSince(time.Time{})) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the shared watcher did not report the change")
-		}
-	}
+	testwait.For(t, 5*time.Second, "the shared watcher to report the change", func() bool { return len(b.files.ChangedSince(time.Time{})) > 0 })
 	a.leave()
 	if hub.joinWorkspace(root) != b {
 		t.Fatal("the folder's state went while a connection still uses it")

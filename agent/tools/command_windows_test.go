@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 )
 
 // TestRunCommand_Windows: commands run in cmd.exe in the workspace with their exit code and output; a process
@@ -39,11 +40,9 @@ func TestRunCommand_Windows(t *testing.T) {
 			t.Fatal("the background helper never started")
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); osproc.Alive(pid); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			_ = osproc.KillGroup(pid)
-			t.Fatalf("the background process %d outlived its command", pid)
-		}
+	if !testwait.Until(10*time.Second, func() bool { return !osproc.Alive(pid) }) {
+		_ = osproc.KillGroup(pid)
+		t.Fatalf("the background process %d outlived its command", pid)
 	}
 	start := time.Now()
 	out, isErr = s.Run(ctx, "run_command", `{"command":"echo started & ping -n 30 127.0.0.1 >NUL","timeoutSeconds":1}`)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 	"github.com/alisio-lsp/alisio-lsp/storage/storagetest"
 )
 
@@ -225,11 +226,9 @@ func TestRunCommand_BackgroundEndsWithTheCommand(t *testing.T) {
 		must(t, err)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		must(t, err)
-		for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("%s: the background process %d outlived its command", command, pid)
-			}
+		if !testwait.Until(5*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("%s: the background process %d outlived its command", command, pid)
 		}
 	}
 }
@@ -316,10 +315,8 @@ func TestTools_WriteOnAFullDiskKeepsTheOriginal(t *testing.T) {
 // expectGone waits a few seconds for process pid to end, and kills it and fails if it does not.
 func expectGone(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d outlived its command", pid)
-		}
+	if !testwait.Until(5*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("process %d outlived its command", pid)
 	}
 }

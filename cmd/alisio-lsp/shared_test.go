@@ -19,6 +19,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 	"go.lsp.dev/uri"
 )
 
@@ -221,15 +222,10 @@ func TestShared_FiveWindowsTwoWorkspacesAndTheCLI(t *testing.T) {
 	if os.Getenv("XDG_RUNTIME_DIR") != "" {
 		t.Skip("socket lives in XDG_RUNTIME_DIR")
 	}
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	testwait.For(t, 15*time.Second, "the daemon to leave after its idle time", func() bool {
 		_, serr := os.Stat(socket)
-		if os.IsNotExist(serr) && !osproc.Alive(pid) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon did not leave after its idle time")
-		}
-	}
+		return os.IsNotExist(serr) && !osproc.Alive(pid)
+	})
 }
 
 // TestShared_OwnerKilledMidTurn: the daemon is SIGKILLed while a prompt runs; the window gets an error for it
@@ -243,11 +239,7 @@ func TestShared_OwnerKilledMidTurn(t *testing.T) {
 	e.initialize(ws)
 	done := make(chan map[string]any, 1)
 	go func() { done <- e.call("alisio/prompt", map[string]any{"text": "remember this prompt"}) }()
-	for deadline := time.Now().Add(10 * time.Second); len(srv.Requests()) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the prompt never reached the provider")
-		}
-	}
+	testwait.For(t, 10*time.Second, "the prompt to reach the provider", func() bool { return len(srv.Requests()) > 0 })
 	pid := ownerPID(t, data)
 	if owner, err := os.FindProcess(pid); err != nil || owner.Kill() != nil {
 		t.Fatalf("killing the daemon %d: %v", pid, err)
@@ -256,11 +248,7 @@ func TestShared_OwnerKilledMidTurn(t *testing.T) {
 	if errObj, _ := r["error"].(map[string]any); errObj == nil || !strings.Contains(fmt.Sprint(errObj["message"]), "outcome is unknown") {
 		t.Fatalf("the prompt during the crash: %v", r)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !e.noted("was restarted"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no notice of the restart")
-		}
-	}
+	testwait.For(t, 10*time.Second, "a notice of the restart", func() bool { return e.noted("was restarted") })
 	got := e.call("alisio/sessions", map[string]any{})
 	if len(titles(got)) != 1 {
 		t.Fatalf("after the restart: %v", got)
@@ -304,21 +292,13 @@ func TestShared_ForwarderKeepsRetrying(t *testing.T) {
 			t.Fatal("the killed daemon's lock was never freed")
 		}
 	}
-	for deadline := time.Now().Add(40 * time.Second); !e.noted("could not be restarted"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no notice that the restart failed")
-		}
-	}
+	testwait.For(t, 40*time.Second, "a notice that the restart failed", func() bool { return e.noted("could not be restarted") })
 	r := e.call("alisio/sessions", map[string]any{})
 	if errObj, _ := r["error"].(map[string]any); errObj == nil || !strings.Contains(fmt.Sprint(errObj["message"]), "being restarted") {
 		t.Fatalf("a request while no daemon runs: %v", r)
 	}
 	lock.Close() // the next attempt's daemon can start
-	for deadline := time.Now().Add(60 * time.Second); !e.noted("the shared daemon is back"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no notice that the daemon is back")
-		}
-	}
+	testwait.For(t, 60*time.Second, "a notice that the daemon is back", func() bool { return e.noted("the shared daemon is back") })
 	if r := e.call("alisio/sessions", map[string]any{}); r["result"] == nil {
 		t.Fatalf("after the daemon came back: %v", r)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"go.uber.org/zap"
 )
@@ -104,7 +105,7 @@ func TestForwarder_ReplaysOnlyTheLastSettings(t *testing.T) {
 		send(`{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"n":` + strconv.Itoa(i) + `}}`)
 	}
 	send(`{"jsonrpc":"2.0","id":2,"method":"alisio/status","params":{}}`)
-	waitFor(t, "the first daemon to receive every message", func() bool {
+	testwait.For(t, time.Minute, "the first daemon to receive every message", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(owners) == 1 && len(owners[0].received()) == 303
@@ -112,7 +113,7 @@ func TestForwarder_ReplaysOnlyTheLastSettings(t *testing.T) {
 	mu.Lock()
 	owners[0].stop()
 	mu.Unlock()
-	waitFor(t, "a second daemon", func() bool {
+	testwait.For(t, time.Minute, "a second daemon", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(owners) >= 2 && len(owners[len(owners)-1].received()) == 3
@@ -148,15 +149,5 @@ func TestForwarder_ADaemonThatDiesWhileStartingIsReportedAtOnce(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the forwarder kept waiting for a daemon that had exited")
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited a minute for %s", what)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 	"go.uber.org/zap"
 )
 
@@ -37,7 +38,7 @@ func startCLIOwner(t *testing.T, dataDir string, run func(args []string, stdin i
 		}}
 	go func() { done <- owner.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	waitFor(t, "the owner to listen", func() bool {
+	testwait.For(t, time.Minute, "the owner to listen", func() bool {
 		conn, err := net.Dial("unix", SocketPath(dataDir))
 		if err == nil {
 			conn.Close()

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/tools"
+	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 )
 
 // TestOwner_RefusesTheAgentsCommands: a command the agent runs that connects to the shared daemon's socket and
@@ -73,7 +75,7 @@ except OSError:
 	if out, err := exec.Command("/bin/sh", "-c", orphan).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	waitFor(t, "the user's client", func() bool { _, err := os.Stat(answer); return err == nil })
+	testwait.For(t, time.Minute, "the user's client", func() bool { _, err := os.Stat(answer); return err == nil })
 	if out, _ := os.ReadFile(answer); strings.Contains(string(out), "refused") || !strings.Contains(string(out), `"pid"`) {
 		t.Fatalf("a client of the user: %s", out)
 	}

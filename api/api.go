@@ -53,10 +53,10 @@ type CompactParams struct {
 	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
 }
 
-// CompactResult is the completed compaction's event and checkpoint.
+// CompactResult is the completed compaction's event (as alisio/event sent it) and checkpoint.
 type CompactResult struct {
 	Session    string                `json:"session"`
-	Event      compaction.Event      `json:"event"`
+	Event      Event                 `json:"event"`
 	Checkpoint compaction.Checkpoint `json:"checkpoint"`
 }
 

@@ -137,3 +137,27 @@ func TestExplain(t *testing.T) {
 		t.Errorf("uncertain calls' data: %+v", data)
 	}
 }
+
+// TestSummary: the sentence of each compaction event, made once for the editors and the CLI.
+func TestSummary(t *testing.T) {
+	for _, tc := range []struct {
+		e    compaction.Event
+		want string
+	}{
+		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 412_000, AfterChars: 31_000, SpanMessages: 118,
+			Plugins: []compaction.PluginReport{{Plugin: "memory", Summary: "saved 2 new memories"}}},
+			"compacted 412k → 31k chars (118 messages summarized); memory: saved 2 new memories"},
+		{compaction.Event{Type: compaction.EventStarted, Reason: compaction.ReasonAuto, Rule: compaction.RuleWindow, SpanMessages: 40},
+			"compacting 40 messages (automatic: the request passed the window's compaction point)…"},
+		{compaction.Event{Type: compaction.EventReduced, Messages: 3}, "3 large message(s) trimmed to fit the budget"},
+		{compaction.Event{Type: compaction.EventFailed, Error: "summarizer: timeout"}, "compaction failed: summarizer: timeout"},
+		{compaction.Event{Type: compaction.EventSkipped, Message: "nothing to summarize"}, "compaction skipped: nothing to summarize"},
+	} {
+		if got := api.Summary(tc.e); got != tc.want {
+			t.Errorf("%s: %q; want %q", tc.e.Type, got, tc.want)
+		}
+	}
+	if got := api.Human(1_250_000) + " " + api.Human(31_400) + " " + api.Human(950); got != "1.2M 31k 950" {
+		t.Errorf("Human: %s", got)
+	}
+}

@@ -23,6 +23,8 @@ type Event struct {
 	V       int    `json:"v"`
 	Session string `json:"session"`
 	Type    string `json:"type"`
+	// Summary is the sentence a user reads for a compaction event (api.Summary): editors show it as it is.
+	Summary string `json:"summary,omitempty"`
 	*compaction.Event
 	Text      string `json:"text,omitempty"`
 	Reasoning string `json:"reasoning,omitempty"`
@@ -39,7 +41,7 @@ func EventOf(e agent.Event) (ev Event, ok bool) {
 	switch e.Kind {
 	case agent.EventCompaction:
 		c := e.Compaction
-		ev.Type, ev.Event = c.Type, &c
+		ev.Type, ev.Event, ev.Summary = c.Type, &c, Summary(c)
 	case agent.EventDelta:
 		ev.Type, ev.Text, ev.Reasoning = EventDelta, e.Delta.Text, e.Delta.Reasoning
 	case agent.EventToolCall:
@@ -57,5 +59,5 @@ func EventOf(e agent.Event) (ev Event, ok bool) {
 
 // CompactionEvent is a compaction event outside a turn (a manual compaction) as sent.
 func CompactionEvent(session string, c compaction.Event) Event {
-	return Event{V: SchemaVersion, Session: session, Type: c.Type, Event: &c}
+	return Event{V: SchemaVersion, Session: session, Type: c.Type, Summary: Summary(c), Event: &c}
 }

@@ -136,8 +136,8 @@ func (s *Server) compact(ctx context.Context, ag *agent.Agent, p *api.CompactPar
 		s.endProgress(id, prog, "compaction failed")
 		return nil, err
 	}
-	s.endProgress(id, prog, compactionMessage(res.Event))
-	return &api.CompactResult{Session: id, Event: res.Event, Checkpoint: res.Checkpoint}, nil
+	s.endProgress(id, prog, api.Summary(res.Event))
+	return &api.CompactResult{Session: id, Event: api.CompactionEvent(id, res.Event), Checkpoint: res.Checkpoint}, nil
 }
 
 func (s *Server) recoverCalls(_ context.Context, ag *agent.Agent, p *api.RecoverParams) (*api.RecoverResult, error) {

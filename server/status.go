@@ -151,7 +151,7 @@ func (s *Server) onAgentEvent(e agent.Event) {
 	switch e.Kind {
 	case agent.EventCompaction:
 		s.compactionState(e.Session, e.Compaction)
-		p.report(compactionMessage(e.Compaction))
+		p.report(api.Summary(e.Compaction))
 	case agent.EventDelta:
 		return
 	case agent.EventToolCall:
@@ -169,22 +169,6 @@ func (s *Server) compactionState(session string, e compaction.Event) {
 	case compaction.EventCompleted, compaction.EventFailed, compaction.EventSkipped:
 		delete(s.compacting, session)
 	}
-}
-
-func compactionMessage(e compaction.Event) string {
-	switch e.Type {
-	case compaction.EventStarted:
-		return fmt.Sprintf("compacting %d messages (%s)", e.SpanMessages, e.Reason)
-	case compaction.EventCompleted:
-		msg := fmt.Sprintf("compacted: %d → %d chars", e.BeforeChars, e.AfterChars)
-		if e.Partial {
-			msg += " (partial checkpoint)"
-		}
-		return msg
-	case compaction.EventReduced:
-		return fmt.Sprintf("reduced %d messages", e.Messages)
-	}
-	return e.Message
 }
 
 // progress is one work-done progress (window/workDoneProgress); a nil progress does nothing.

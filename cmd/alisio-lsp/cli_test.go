@@ -329,7 +329,7 @@ func TestCLI_ContextApplyAndCompact(t *testing.T) {
 	}
 
 	out = mustCLI(t, data, "compact", id, "--focus", "storage")
-	if !strings.Contains(out, "compaction completed") && !strings.Contains(out, "compaction skipped") {
+	if !strings.Contains(out, "✔ compacted") && !strings.Contains(out, "compaction skipped") {
 		t.Fatalf("compact: %s", out)
 	}
 	if _, errOut, code := cli(t, data, "", "context", id, "--keep-turns", "30"); code == 0 || !strings.Contains(errOut, "compaction.keepTurns: 30 (allowed: 0–20)") {

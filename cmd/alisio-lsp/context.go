@@ -68,44 +68,22 @@ func (a *app) events(session string) compaction.Emitter {
 			_ = a.emitValue(api.CompactionEvent(session, e))
 			return
 		}
-		switch e.Type {
-		case compaction.EventStarted:
-			a.printf("● compaction started (%s): summarizing %d messages\n", why(e.Reason, e.Rule), e.SpanMessages)
-		case compaction.EventCompleted:
-			a.printf("✔ compaction completed in %d ms: %s → %s chars (≈ %s → %s tokens), %s messages (%s chars) replaced by a %s-char checkpoint",
-				e.DurationMs, thousands(e.BeforeChars), thousands(e.AfterChars), thousands(e.BeforeTokens), thousands(e.AfterTokens),
-				thousands(e.SpanMessages), thousands(e.SpanChars), thousands(e.CheckpointChars))
-			if e.Chunks > 1 {
-				a.printf(" in %d summarizer calls", e.Chunks)
+		symbol := map[string]string{compaction.EventStarted: "●", compaction.EventCompleted: "✔", compaction.EventReduced: "✂"}[e.Type]
+		if symbol == "" {
+			symbol = "✖"
+		}
+		a.printf("%s %s\n", symbol, api.Summary(e))
+		if e.Type == compaction.EventCompleted {
+			// The figures behind the sentence, for the terminal.
+			a.printf("  ≈ %s → %s tokens · %s messages (%s chars) → a %s-char checkpoint · %d summarizer call(s) · %s ms",
+				thousands(e.BeforeTokens), thousands(e.AfterTokens), thousands(e.SpanMessages), thousands(e.SpanChars),
+				thousands(e.CheckpointChars), max(e.Chunks, 1), thousands(int(e.DurationMs)))
+			if e.Partial {
+				a.printf(" · missing: %s; recovered by a follow-up call: %s", listOrNone(e.MissingFields), listOrNone(e.RecoveredFields))
 			}
 			a.printf("\n")
-			if e.Partial {
-				a.printf("  ⚠ partial checkpoint (missing: %s; recovered by a follow-up call: %s). %s\n",
-					listOrNone(e.MissingFields), listOrNone(e.RecoveredFields), e.Message)
-			}
-		case compaction.EventReduced:
-			a.printf("✂ %d large tool outputs trimmed in place (head and tail kept) to fit the limit: %s → %s chars\n", e.Messages, thousands(e.BeforeChars), thousands(e.AfterChars))
-		default:
-			a.printf("✖ %s: %s\n", strings.ReplaceAll(e.Type, "_", " "), e.Message)
 		}
 	}
-}
-
-// why says in words what started a compaction.
-func why(reason compaction.Reason, rule compaction.Rule) string {
-	switch {
-	case reason == compaction.ReasonManual:
-		return "asked for"
-	case reason == compaction.ReasonBudget:
-		return "last resort: the conversation is over the limit"
-	case rule == compaction.RuleWindow:
-		return "automatic: the request passed the window's compaction point"
-	case rule == compaction.RuleReserve:
-		return "automatic: the window has no room left for the reply"
-	case rule == compaction.RuleChars:
-		return "automatic: the conversation passed limits.maxContextChars's compaction point"
-	}
-	return string(reason)
 }
 
 func listOrNone(l []string) string {

@@ -119,27 +119,21 @@ export function tooltip(st: Status): string {
   return lines.join('\n');
 }
 
-/** What to tell the user about an event (undefined: nothing). */
+/** What to tell the user about an event (undefined: nothing): the daemon's sentence (summary), at the level
+ * the event calls for. */
 export function eventMessage(ev: AlisioEvent): { level: 'info' | 'warning' | 'error'; text: string; raiseBudget?: boolean } | undefined {
+  const text = `Alisio: ${ev.summary ?? ''}`;
   switch (ev.type) {
-    case 'compaction_completed': {
-      let text = `Alisio: compacted ${human(ev.beforeChars as number)} → ${human(ev.afterChars as number)} chars (${ev.spanMessages} messages summarized)`;
-      for (const p of (ev.plugins as { plugin: string; summary: string }[] | undefined) || []) {
-        text += `; ${p.plugin}: ${p.summary}`;
-      }
-      if (ev.partial) {
-        return { level: 'warning', text: text + '. The checkpoint is partial: raise compaction.maxOutputTokens for complete checkpoints.', raiseBudget: true };
-      }
-      return { level: 'info', text };
-    }
+    case 'compaction_completed':
+      return ev.partial ? { level: 'warning', text, raiseBudget: true } : { level: 'info', text };
     case 'compaction_failed':
-      return { level: 'error', text: `Alisio: compaction failed: ${ev.message ?? ev.error}` };
+      return { level: 'error', text };
     case 'compaction_skipped':
-      return ev.reason === 'manual' ? { level: 'info', text: `Alisio: compaction skipped: ${ev.message}` } : undefined;
+      return ev.reason === 'manual' ? { level: 'info', text } : undefined;
     case 'context_reduced':
-      return { level: 'info', text: `Alisio: ${ev.messages} large message(s) trimmed to fit the budget` };
+      return { level: 'info', text };
     case 'plugin_hook_failed':
-      return { level: 'warning', text: `Alisio: ${ev.message}` };
+      return { level: 'warning', text };
   }
   return undefined;
 }

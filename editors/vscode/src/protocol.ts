@@ -35,6 +35,8 @@ export interface AlisioEvent {
   v: number;
   session: string;
   type: string;
+  /** The sentence a user reads for a compaction event, made by the daemon. */
+  summary?: string;
   reason?: string;
   rule?: string;
   beforeChars?: number;

@@ -53,10 +53,11 @@ test('the tooltip has the numbers, the closest rule and the links', () => {
   assert.ok(meter.tooltip({ ...base, charsFraction: 0.5 }).includes('instructions + transcript fill 43% of limits.maxContextChars'));
 });
 
-test('event messages: before/after with plugin reports, partial asks to raise the budget, failures are errors', () => {
-  const done = meter.eventMessage({ type: 'compaction_completed', beforeChars: 412000, afterChars: 31000, spanMessages: 118,
+test('event messages: the daemon\'s sentence, partial asks to raise the budget, failures are errors', () => {
+  const summary = 'compacted 412k → 31k chars (118 messages summarized); memory: saved 2 new memories';
+  const done = meter.eventMessage({ type: 'compaction_completed', beforeChars: 412000, afterChars: 31000, spanMessages: 118, summary,
     plugins: [{ plugin: 'memory', summary: 'saved 2 new memories' }] });
-  assert.deepStrictEqual(done, { level: 'info', text: 'Alisio: compacted 412k → 31k chars (118 messages summarized); memory: saved 2 new memories' });
+  assert.deepStrictEqual(done, { level: 'info', text: 'Alisio: ' + summary });
   const partial = meter.eventMessage({ type: 'compaction_completed', beforeChars: 1000, afterChars: 100, spanMessages: 3, partial: true });
   assert.strictEqual(partial.level, 'warning');
   assert.ok(partial.raiseBudget);

@@ -34,7 +34,7 @@ local levels = vim.log.levels
 local uv = vim.uv or vim.loop -- vim.uv from 0.10
 
 local function notify(msg, level)
-  vim.notify('Alisio: ' .. msg, level or levels.INFO)
+  vim.notify('Alisio: ' .. (msg or ''), level or levels.INFO)
 end
 
 -- find_root walks up from path (the current directory when empty) to a directory holding one of markers, and
@@ -129,33 +129,25 @@ local function on_event(ev)
   if t == 'compaction_started' then
     state.compacting = true
     busy()
-    notify(string.format('compacting (%s%s)…', ev.reason or 'auto', ev.rule and (', ' .. ev.rule) or ''))
+    notify(ev.summary)
   elseif t == 'compaction_completed' then
     state.compacting = false
     busy()
-    local msg = string.format('compacted %s → %s chars (%d messages summarized)', human(ev.beforeChars), human(ev.afterChars), ev.spanMessages or 0)
-    for _, p in ipairs(ev.plugins or {}) do
-      msg = msg .. string.format('; %s: %s', p.plugin, p.summary)
-    end
-    if ev.partial then
-      notify(msg .. '. The checkpoint is partial: raise compaction.maxOutputTokens for complete checkpoints.', levels.WARN)
-    else
-      notify(msg)
-    end
+    notify(ev.summary, ev.partial and levels.WARN or nil)
     redraw()
   elseif t == 'compaction_failed' then
     state.compacting = false
-    notify('compaction failed: ' .. (ev.message or ev.error or '?'), levels.ERROR)
+    notify(ev.summary, levels.ERROR)
     redraw()
   elseif t == 'compaction_skipped' then
     state.compacting = false
     state.skipped = ev.message
-    notify('compaction skipped: ' .. (ev.message or ''), levels.INFO)
+    notify(ev.summary, levels.INFO)
     redraw()
   elseif t == 'context_reduced' then
-    notify(string.format('%d large message(s) trimmed to fit the budget', ev.messages or 0))
+    notify(ev.summary)
   elseif t == 'plugin_hook_failed' then
-    notify(ev.message or string.format('the %s plugin failed', ev.plugin or '?'), levels.WARN)
+    notify(ev.summary, levels.WARN)
   elseif t == 'delta' and ev.text and ev.text ~= '' and streaming(ev) then
     state.turn.session = state.turn.session or ev.session
     chat.append(ev.text)

@@ -1,0 +1,73 @@
+package api
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+)
+
+// Summary is the sentence a user reads for a compaction event (empty: nothing to say), the same in every
+// edge: the editors' notifications, the progress report, the CLI. Event.Summary carries it.
+func Summary(e compaction.Event) string {
+	switch e.Type {
+	case compaction.EventStarted:
+		return fmt.Sprintf("compacting %d messages (%s)…", e.SpanMessages, why(e.Reason, e.Rule))
+	case compaction.EventCompleted:
+		text := fmt.Sprintf("compacted %s → %s chars (%d messages summarized)", Human(e.BeforeChars), Human(e.AfterChars), e.SpanMessages)
+		for _, p := range e.Plugins {
+			text += fmt.Sprintf("; %s: %s", p.Plugin, p.Summary)
+		}
+		if e.Message != "" {
+			text += ". " + e.Message
+		}
+		return text
+	case compaction.EventFailed:
+		return "compaction failed: " + firstOf(e.Message, e.Error)
+	case compaction.EventSkipped:
+		return "compaction skipped: " + e.Message
+	case compaction.EventReduced:
+		return fmt.Sprintf("%d large message(s) trimmed to fit the budget", e.Messages)
+	case compaction.EventHookFailed:
+		return firstOf(e.Message, fmt.Sprintf("the %s plugin failed", e.Plugin))
+	}
+	return ""
+}
+
+// why says in words what started a compaction.
+func why(reason compaction.Reason, rule compaction.Rule) string {
+	switch {
+	case reason == compaction.ReasonManual:
+		return "asked for"
+	case reason == compaction.ReasonBudget:
+		return "last resort: the conversation is over the limit"
+	case rule == compaction.RuleWindow:
+		return "automatic: the request passed the window's compaction point"
+	case rule == compaction.RuleReserve:
+		return "automatic: the window has no room left for the reply"
+	case rule == compaction.RuleChars:
+		return "automatic: the conversation passed limits.maxContextChars's compaction point"
+	}
+	return string(reason)
+}
+
+// Human writes a count the way the meter does: 950, 31k, 1.2M.
+func Human(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+	case n >= 1000:
+		return fmt.Sprintf("%dk", int(math.Round(float64(n)/1000)))
+	}
+	return fmt.Sprint(n)
+}
+
+func firstOf(texts ...string) string {
+	for _, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			return t
+		}
+	}
+	return ""
+}

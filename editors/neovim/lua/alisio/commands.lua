@@ -1,0 +1,202 @@
+-- alisio.commands: what the user's commands do with the session — prompt, stop, compact, recover, the chat's
+-- pages, and which session the meter and the commands use.
+local chat = require('alisio.chat')
+local client = require('alisio.client')
+local state = require('alisio.state')
+local statusline = require('alisio.statusline')
+local util = require('alisio.util')
+
+local M = {}
+local levels = util.levels
+
+--- compact runs a manual compaction with an optional focus (:AlisioCompact [focus]).
+function M.compact(focus)
+  state.compacting = true
+  statusline.busy()
+  client.request('alisio/compact', { session = state.session, focus = (focus ~= '' and focus) or nil }, function(err, res)
+    state.compacting = false
+    statusline.busy()
+    if err then
+      if util.err_message(err) ~= state.skipped then -- a skip was already said
+        util.notify('compaction failed: ' .. util.err_message(err), levels.ERROR)
+      end
+      return
+    end
+    state.session = res and res.session or state.session
+    M.refresh_chat()
+  end)
+end
+
+--- recover records that the session's uncertain tool calls have an unknown outcome (:AlisioRecover[!]); without
+--- force it asks first, and only when there are some.
+function M.recover(force)
+  local function ack()
+    client.request('alisio/recover', { session = state.session, acknowledge = true }, function(err, res)
+      if err then
+        util.notify('recovery failed: ' .. util.err_message(err), levels.ERROR)
+        return
+      end
+      util.notify(string.format('recorded that %d tool call(s) have an unknown outcome; the session can continue', res.recovered or 0))
+      M.refresh_chat()
+    end)
+  end
+  client.request('alisio/status', { session = state.session }, function(err, st)
+    if err then
+      util.notify('nothing to recover: ' .. util.err_message(err))
+      return
+    end
+    local calls = st and st.uncertainCalls or {}
+    if #calls == 0 then
+      util.notify('nothing to recover: no tool call of this session was cut off by a crash')
+      return
+    end
+    if force or vim.fn.confirm(string.format('%d tool call(s) were cut off by a crash (%s): their outcome is unknown.\n'
+      .. 'Record that, so the session can continue?', #calls, table.concat(calls, ', ')), '&Yes\n&No', 2) == 1 then
+      ack()
+    end
+  end)
+end
+
+--- open_chat shows the chat windows, with the actions of its keys.
+local function open_chat()
+  chat.open({ send = M.prompt, stop = M.stop, earlier = M.earlier })
+end
+
+--- chat opens the chat buffer (:Alisio) with the session's conversation.
+function M.chat()
+  if not client.get() and not state.client_id and not client.start_here() then
+    return
+  end
+  open_chat()
+  M.refresh_chat()
+end
+
+--- EARLIER_PAGE is how many more messages :AlisioEarlier shows at a time.
+local EARLIER_PAGE = 200
+
+--- refresh_chat redraws the chat from the session's history (when the chat exists and no turn streams): the
+--- last page the daemon gives, or from the earliest message the chat already showed, or with earlier one page
+--- more.
+function M.refresh_chat(earlier)
+  if not chat.buf() or state.turn then
+    return
+  end
+  if not state.session then
+    chat.show({}, {})
+    return
+  end
+  local params = { session = state.session, includeCompacted = true }
+  local shown = state.shown
+  if shown and shown.session == state.session then
+    if earlier and shown.from == 0 then
+      util.notify('the chat already shows every message of this session')
+      return
+    end
+    params.offset = earlier and math.max(0, shown.from - EARLIER_PAGE) or shown.from
+    params.limit = 0
+  end
+  -- Only the answer to the latest request is drawn: an older one finishing later would show a stale window.
+  state.chat_request = (state.chat_request or 0) + 1
+  local mine = state.chat_request
+  client.request('alisio/session', params, function(err, res)
+    if not err and res and not state.turn and mine == state.chat_request then
+      state.shown = { session = res.session.id, from = res.offset or 0 }
+      chat.show(res.messages or {}, res.uncertainCalls or {}, { earlier = res.offset or 0, compacted = res.compactedMessages or 0 }, earlier)
+    end
+  end)
+end
+
+--- earlier shows the chat's earlier messages (:AlisioEarlier, or <CR> on the chat's first line).
+function M.earlier()
+  if not chat.buf() then
+    M.chat()
+    return
+  end
+  M.refresh_chat(true)
+end
+
+--- stop cancels the running turn (<C-c> in the chat).
+function M.stop()
+  if not (client.get() and state.turn and state.turn.id) then
+    util.notify('no turn is running')
+    return
+  end
+  client.cancel(state.turn.id)
+  -- Neovim never calls the request's handler for a cancelled request: the turn ends here.
+  state.turn = nil
+  statusline.busy()
+  chat.append_lines({ '', '_The turn was stopped; what it did is kept, and the next prompt continues._', '' })
+end
+
+--- prompt sends text to the agent and streams the turn into the chat buffer (:AlisioPrompt {text}, or <CR> in
+--- the chat's input).
+function M.prompt(text)
+  if state.turn then
+    util.notify('a turn is already running: wait for it, or stop it with <C-c> in the chat', levels.WARN)
+    return
+  end
+  if not chat.buf() then
+    open_chat()
+  end
+  chat.append_lines({ '## You', '' })
+  chat.append_lines(vim.split(text, '\n', { plain = true }))
+  chat.append_lines({ '', '## Alisio', '', '' })
+  state.turn = { session = state.session }
+  statusline.busy()
+  client.request('alisio/prompt', { session = state.session, text = text }, function(err, res)
+    state.turn = nil
+    statusline.busy()
+    if err then
+      local msg = util.err_message(err)
+      chat.append_lines({ '', '**Error:** ' .. msg:gsub('\n', ' '), '' })
+      util.notify(msg, levels.ERROR)
+      return
+    end
+    state.session = res.session
+    M.refresh_chat()
+  end, function(id)
+    if state.turn then
+      state.turn.id = id
+    end
+  end)
+end
+
+--- use_session makes id the session the meter and the commands use.
+function M.use_session(id)
+  state.session, state.status = id, nil
+  client.request('alisio/status', { session = id }, function(err, st)
+    if not err then
+      state.status = st
+      statusline.redraw()
+    end
+  end)
+end
+
+--- sessions picks the session the meter and the commands use (:AlisioSessions).
+function M.sessions()
+  client.request('alisio/sessions', {}, function(err, res)
+    if err then
+      util.notify(util.err_message(err), levels.ERROR)
+      return
+    end
+    local list = res.sessions or {}
+    if #list == 0 then
+      util.notify('no sessions in this workspace yet: :AlisioPrompt starts one')
+      return
+    end
+    vim.ui.select(list, {
+      prompt = 'Alisio session',
+      format_item = function(s)
+        local when = (s.updatedAt or ''):gsub('T', ' '):gsub('%..*$', ''):gsub('Z$', '')
+        return string.format('%s%s  %s  (%d messages)', s.id == state.session and '● ' or '  ', when, s.title or s.id, s.messages or 0)
+      end,
+    }, function(choice)
+      if choice then
+        M.use_session(choice.id)
+        M.refresh_chat()
+      end
+    end)
+  end)
+end
+
+return M

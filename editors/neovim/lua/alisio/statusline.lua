@@ -1,0 +1,56 @@
+-- alisio.statusline: the meter in the statusline, and its spinner while a turn or a compaction runs.
+local state = require('alisio.state')
+local util = require('alisio.util')
+
+local M = {}
+
+local frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
+
+--- text returns a short meter for a statusline: "" while no server runs, "alisio –" before the workspace has
+--- a session, "alisio 42%" (with a spinner while a turn runs), "alisio: compacting…".
+function M.text()
+  local st = state.status
+  if not state.client_id then
+    return ''
+  end
+  local spin = state.turn and (' ' .. frames[math.floor(util.uv.now() / 100) % #frames + 1]) or ''
+  if state.compacting or (st and st.compacting) then
+    return 'alisio: compacting…'
+  end
+  if not st then
+    return 'alisio –' .. spin
+  end
+  local s = string.format('alisio %d%%', math.floor(util.fraction(st) * 100 + 0.5)) .. spin
+  if st.overHardLimit then
+    s = s .. ' over limit'
+  end
+  if st.lastCheckpointPartial then
+    s = s .. ' partial'
+  end
+  if st.uncertainCalls and #st.uncertainCalls > 0 then
+    s = s .. string.format(' ⚠%d uncertain', #st.uncertainCalls)
+  end
+  return s
+end
+
+--- redraw redraws the statusline and tells other plugins (User AlisioStatus).
+function M.redraw()
+  pcall(vim.cmd, 'redrawstatus!')
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'AlisioStatus', modeline = false })
+end
+
+--- busy starts or stops the statusline's spinner (a turn or a compaction is running).
+function M.busy()
+  local on = state.turn ~= nil or state.compacting
+  if on and not state.spinner then
+    state.spinner = util.uv.new_timer()
+    state.spinner:start(100, 100, vim.schedule_wrap(M.redraw))
+  elseif not on and state.spinner then
+    state.spinner:stop()
+    state.spinner:close()
+    state.spinner = nil
+  end
+  M.redraw()
+end
+
+return M

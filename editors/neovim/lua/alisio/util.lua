@@ -1,0 +1,66 @@
+-- alisio.util: small helpers every module uses — notifications, JSON objects, sizes for people, the project
+-- root, and the one place that knows how each Neovim version calls a client's methods.
+local chat = require('alisio.chat')
+
+local M = {}
+
+M.levels = vim.log.levels
+M.uv = vim.uv or vim.loop -- vim.uv from 0.10
+
+--- notify shows msg, prefixed with "Alisio: ".
+function M.notify(msg, level)
+  vim.notify('Alisio: ' .. (msg or ''), level or M.levels.INFO)
+end
+
+--- obj makes an empty Lua table travel as a JSON object ({}), not as an array ([]), which the server refuses.
+function M.obj(t)
+  if t == nil or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
+--- human is a size for people: 863, 6.4k, 1.2M ('?' when unknown).
+function M.human(n)
+  return n and chat.human(n) or '?'
+end
+
+--- fraction is the share of the compaction threshold in use: the closer of the two rules (window, chars).
+function M.fraction(st)
+  return math.max(st.windowFraction or 0, st.charsFraction or 0)
+end
+
+--- err_message is what to show of a request's error.
+function M.err_message(err)
+  return type(err) == 'table' and (err.message or vim.inspect(err)) or tostring(err)
+end
+
+--- client_call calls a method of client c (request, notify, cancel_request, …): a method call from 0.11, a
+--- field call before.
+function M.client_call(c, method, ...)
+  if vim.fn.has('nvim-0.11') == 1 then
+    return c[method](c, ...)
+  end
+  return c[method](...)
+end
+
+--- find_root walks up from path (the current directory when empty) to a directory holding one of markers, and
+--- says whether it found one; the current directory otherwise.
+function M.find_root(path, markers)
+  local dir = vim.fn.fnamemodify(path ~= '' and path or vim.fn.getcwd(), ':p:h')
+  while dir and dir ~= '' do
+    for _, m in ipairs(markers) do
+      if M.uv.fs_stat(dir .. '/' .. m) then
+        return dir, true
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ':h')
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return vim.fn.getcwd(), false
+end
+
+return M

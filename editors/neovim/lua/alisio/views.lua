@@ -1,0 +1,184 @@
+-- alisio.views: the read-only views a command opens in a window of its own — the checkpoint, what fills the
+-- context, the tool sources (a picker that turns MCP servers and plugins on or off, live).
+local chat = require('alisio.chat')
+local client = require('alisio.client')
+local config = require('alisio.config')
+local state = require('alisio.state')
+local util = require('alisio.util')
+
+local M = {}
+
+-- scratch shows lines in the view buffer name (created once), in a window of its own.
+local function scratch(name, lines, ft)
+  local buf = vim.fn.bufnr(name)
+  if buf == -1 then
+    buf = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(buf, name)
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = ft or 'markdown'
+  vim.bo[buf].bufhidden = 'hide'
+  local shown = vim.fn.bufwinid(buf)
+  if shown ~= -1 then
+    vim.api.nvim_set_current_win(shown)
+    return buf
+  end
+  -- A view gets a window of its own, as :help does: never the chat's (its folds would hide lines) nor the
+  -- input's (four lines, and no place left to type), nor the file the user was editing. It splits the window
+  -- the user came from, or another one, or opens on the left when only the chat is shown.
+  local function in_chat()
+    local cur = vim.api.nvim_get_current_buf()
+    return chat.buf() ~= nil and (cur == chat.buf() or cur == chat.input_buf())
+  end
+  if in_chat() then
+    vim.cmd('silent! wincmd p')
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if not in_chat() then
+        break
+      end
+      if vim.api.nvim_win_get_config(w).relative == '' then
+        vim.api.nvim_set_current_win(w)
+      end
+    end
+  end
+  vim.cmd(in_chat() and 'topleft vsplit' or 'split')
+  vim.cmd('buffer ' .. buf)
+  vim.wo.foldenable = false
+  vim.wo.wrap, vim.wo.linebreak = true, true
+  vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '', { noremap = true, silent = true, desc = 'Alisio: close this view', callback = function()
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      vim.cmd('close')
+    else
+      vim.cmd('silent! buffer #')
+    end
+  end })
+  return buf
+end
+
+--- checkpoint shows the current checkpoint (:AlisioCheckpoint).
+function M.checkpoint()
+  client.request('alisio/checkpoint', { session = state.session }, function(err, res)
+    if err then
+      util.notify(util.err_message(err), util.levels.ERROR)
+      return
+    end
+    if not res.checkpoint or res.checkpoint == vim.NIL then
+      util.notify('this session has no checkpoint yet')
+      return
+    end
+    local lines = { '# Checkpoint' .. (res.partial and ' (partial: raise compaction.maxOutputTokens)' or ''),
+      string.format('Written %s, replacing %d messages.', res.createdAt or '?', res.replacedMessages or 0), '' }
+    vim.list_extend(lines, vim.split(res.text or '', '\n', { plain = true }))
+    if res.relevantFilesChangedSince and #res.relevantFilesChangedSince > 0 then
+      vim.list_extend(lines, { '', '## Changed since', unpack(res.relevantFilesChangedSince) })
+    end
+    scratch('alisio://checkpoint', lines)
+  end)
+end
+
+--- context shows what fills the context (:AlisioContext).
+function M.context()
+  client.request('alisio/status', { session = state.session }, function(err, st)
+    if err then
+      util.notify(util.err_message(err), util.levels.ERROR)
+      return
+    end
+    local total = (st.usedChars or 0) + (st.toolsChars or 0)
+    local unknown_window = (st.windowSource or ''):find('^maxContextChars') ~= nil
+    -- One row a part: its name, its size, then its share of the request as a bar (20 cells: the row fits a
+    -- half-width window, and a narrower one cuts the bar, not the name).
+    local function row(name, chars)
+      local n = total > 0 and math.floor(20 * chars / total + 0.5) or 0
+      return string.format('%-26s %11s  %s', name, util.human(chars) .. ' chars', string.rep('#', n) .. string.rep('.', 20 - n))
+    end
+    local lines = {
+      '# Context of session ' .. (st.session or '?'),
+      '',
+      string.format('A request sends %s chars; the bars are shares of it.', util.human(total)),
+      '',
+      row('instructions', st.instructionsChars or 0),
+      row('transcript', st.transcriptChars or 0),
+      row('tool catalog', st.toolsChars or 0),
+      '',
+      string.format('Hard limit: %s of %s chars (instructions and transcript; the tool catalog is sent besides).',
+        util.human(st.usedChars), util.human(st.hardLimit)),
+      unknown_window and string.format("Estimated %s tokens; the model's window is unknown. Compaction starts past %.0f%% of "
+          .. 'limits.maxContextChars (the session is at %.0f%% of that point).', util.human(st.estimatedTokens), (st.threshold or 0) * 100,
+          (st.charsFraction or 0) * 100)
+        or string.format('Estimated %s tokens of a %s-token window (%s). Compaction starts past %.0f%% of the window (the request '
+          .. 'is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%).', util.human(st.estimatedTokens), util.human(st.window),
+          st.windowSource or '?', (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100),
+      'Next model call: ' .. ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
+        and 'trims large tool outputs to fit' or 'sends as is') .. '.',
+    }
+    if st.uncertainCalls and #st.uncertainCalls > 0 then
+      table.insert(lines, 'Uncertain tool calls: ' .. table.concat(st.uncertainCalls, ', ') .. ' (:AlisioRecover)')
+    end
+    -- The transcript by kind, under its line (the daemon counts it: the transcript itself never comes here).
+    client.request('alisio/context', { session = st.session }, function(cerr, ctx)
+      if not cerr and ctx then
+        local at = 7 -- under the transcript's row
+        for _, p in ipairs(ctx.parts or {}) do
+          if p.chars > 0 then
+            table.insert(lines, at, row('  ' .. p.name, p.chars))
+            at = at + 1
+          end
+        end
+      end
+      scratch('alisio://context', lines)
+    end)
+  end)
+end
+
+--- tools lists the tool sources (built-in, each MCP server, each plugin) with their tool count, catalog size and
+--- problem; picking an MCP server or a plugin turns it on or off, live (:AlisioTools).
+function M.tools()
+  client.request('alisio/tools', {}, function(err, d)
+    if err then
+      util.notify(util.err_message(err), util.levels.ERROR)
+      return
+    end
+    local settings = config.get().settings
+    local src = {}
+    for _, s in ipairs(d.sources or {}) do
+      src[s.source] = s
+    end
+    local items = {}
+    if src['built-in'] then
+      table.insert(items, { text = string.format('built-in: %d tools, %s chars', src['built-in'].count, util.human(src['built-in'].chars)) })
+    end
+    local names = vim.tbl_keys(settings.mcpServers or {})
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local s, off = src[name], settings.mcpServers[name].disabled == true
+      local text = off and string.format('MCP server %s: disabled (pick to enable)', name)
+        or string.format('MCP server %s: %d tools, %s chars (pick to disable)', name, s and s.count or 0, util.human(s and s.chars or 0))
+      if s and s.problem and s.problem ~= '' then
+        text = text .. ' ⚠ ' .. s.problem
+      end
+      table.insert(items, { text = text, kind = 'mcpServers', name = name, off = off })
+    end
+    for i, p in ipairs(settings.plugins or {}) do
+      table.insert(items, { text = string.format('plugin %s: %s', p.name, p.disabled and 'disabled (pick to enable)' or 'on (pick to disable)'),
+        kind = 'plugins', index = i, name = p.name, off = p.disabled == true })
+    end
+    table.insert(items, { text = string.format('tool catalog: %s chars in every request; %s', util.human(d.catalogChars), d.confinement or '') })
+    vim.ui.select(items, { prompt = 'Alisio tool sources', format_item = function(i) return i.text end }, function(choice)
+      if not choice or not choice.kind then
+        return
+      end
+      if choice.kind == 'mcpServers' then
+        settings.mcpServers[choice.name].disabled = not choice.off
+      else
+        settings.plugins[choice.index].disabled = not choice.off
+      end
+      client.notify_settings(settings)
+      util.notify(string.format('%s %s %s; it applies from the next model call', choice.kind == 'mcpServers' and 'MCP server' or 'plugin',
+        choice.name, choice.off and 'enabled' or 'disabled'))
+    end)
+  end)
+end
+
+return M

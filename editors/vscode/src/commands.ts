@@ -1,0 +1,168 @@
+// The commands of the palette, the status bar menu and the chat's buttons (package.json lists them).
+import * as vscode from 'vscode';
+import { runTurn } from './conversation';
+import { askForFolder, Ctx, hasFolder } from './ctx';
+import * as meter from './meter';
+import { ContextResult } from './protocol';
+import { restartClient } from './server';
+import { refreshStatus, render } from './status';
+
+/** registerCommands registers every command; those that reach the server ask for a folder first in a window
+ * without one (before asking for input). */
+export function registerCommands(ctx: Ctx) {
+  const anywhere = new Set(['alisio.openChat', 'alisio.menu', 'alisio.showLogs']);
+  const register = (id: string, fn: (...args: unknown[]) => unknown) => ctx.extension.subscriptions.push(vscode.commands.registerCommand(id,
+    anywhere.has(id) ? fn : (...args: unknown[]) => (hasFolder() ? fn(...args) : askForFolder())));
+
+  register('alisio.compact', async (focusArg?: unknown) => {
+    const focus = typeof focusArg === 'string' ? focusArg
+      : await vscode.window.showInputBox({ prompt: 'Alisio: what should the checkpoint focus on? (optional)', placeHolder: 'e.g. the parser bug' });
+    if (focus === undefined) {
+      return;
+    }
+    ctx.compacting = true;
+    render(ctx, undefined);
+    await ctx.request('alisio/compact', { session: ctx.session, focus: focus || undefined });
+    ctx.compacting = false;
+    render(ctx, undefined); // not "compacting…" any more, whatever the status says next
+    await refreshStatus(ctx);
+  });
+  register('alisio.recover', async () => {
+    if (!ctx.client) {
+      return;
+    }
+    try {
+      await ctx.client.sendRequest('alisio/recover', { session: ctx.session });
+      void vscode.window.showInformationMessage('Alisio: no uncertain tool calls in this session.');
+    } catch (e) {
+      const message = (e as { message?: string }).message || String(e);
+      const ok = await vscode.window.showWarningMessage(message, { modal: true }, 'Record that their outcome is unknown');
+      if (ok) {
+        const res = await ctx.request<{ recovered: number }>('alisio/recover', { session: ctx.session, acknowledge: true });
+        if (res) {
+          void vscode.window.showInformationMessage(`Alisio: recorded that ${res.recovered} tool call(s) have an unknown outcome; the session can continue.`);
+        }
+      }
+    }
+    await refreshStatus(ctx);
+  });
+  register('alisio.openChat', async () => {
+    try {
+      await vscode.commands.executeCommand('alisio.chat.focus');
+    } catch {
+      ctx.chat.openPanel(); // VS Code before 1.104: no secondary side bar view, an editor tab instead
+    }
+  });
+  register('alisio.prompt', async (textArg?: unknown) => {
+    const text = typeof textArg === 'string' ? textArg : await vscode.window.showInputBox({ prompt: 'Alisio: prompt' });
+    if (!text) {
+      return;
+    }
+    await vscode.commands.executeCommand('alisio.openChat');
+    await runTurn(ctx, text);
+  });
+  register('alisio.newSession', async () => {
+    const title = await vscode.window.showInputBox({ prompt: 'Alisio: title of the new session' });
+    if (title === undefined) {
+      return;
+    }
+    const res = await ctx.request<{ session: string }>('alisio/newSession', { title: title || undefined });
+    if (res) {
+      ctx.session = res.session;
+      await refreshStatus(ctx);
+    }
+  });
+  register('alisio.menu', async () => {
+    // Without a folder, everything but the chat and the logs needs the server, which starts with a folder.
+    const items = !hasFolder() ? [
+      { label: '$(folder-opened) Open Folder', description: 'Alisio works inside a folder', command: 'vscode.openFolder' },
+      { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
+      { label: '$(output) Show Logs', command: 'alisio.showLogs' },
+    ] : [
+      { label: '$(fold) Compact', description: 'summarize the older conversation now', command: 'alisio.compact' },
+      { label: '$(comment-discussion) Open Chat', description: 'the conversation, and a prompt to the agent', command: 'alisio.openChat' },
+      { label: '$(graph) Show Context', description: 'what fills the context', command: 'alisio.showContext' },
+      { label: '$(tools) Show Tools', description: 'tool sources, MCP servers and plugins: turn them on or off', command: 'alisio.showTools' },
+      { label: '$(bookmark) Show Checkpoint', command: 'alisio.showCheckpoint' },
+      { label: '$(list-selection) Switch Session', command: 'alisio.switchSession' },
+      { label: '$(add) New Session', command: 'alisio.newSession' },
+      { label: '$(debug-restart) Restart Server', command: 'alisio.restartServer' },
+      { label: '$(output) Show Logs', command: 'alisio.showLogs' },
+    ];
+    const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Alisio' });
+    if (pick) {
+      await vscode.commands.executeCommand(pick.command);
+    }
+  });
+  register('alisio.switchSession', async () => {
+    const res = await ctx.request<{ sessions: { id: string; title: string; updatedAt: string; messages: number }[] }>('alisio/sessions', {});
+    if (!res) {
+      return;
+    }
+    if (res.sessions.length === 0) {
+      void vscode.window.showInformationMessage('Alisio: no session in this workspace yet. Alisio: Prompt starts one.');
+      return;
+    }
+    const current = ctx.currentSession();
+    const pick = await vscode.window.showQuickPick(res.sessions.map((s) => ({
+      label: `${s.id === current ? '$(check) ' : ''}${s.title || s.id}`,
+      description: `${s.messages} messages · ${new Date(s.updatedAt).toLocaleString()}${s.id === current ? ' · current' : ''}`, id: s.id,
+    })), { placeHolder: 'Alisio session' });
+    if (pick) {
+      ctx.session = pick.id;
+      await refreshStatus(ctx);
+    }
+  });
+  register('alisio.showCheckpoint', async () => {
+    if (!ctx.currentSession()) {
+      void vscode.window.showInformationMessage('Alisio: no session in this workspace yet, so no checkpoint. Alisio: Prompt starts one.');
+      return;
+    }
+    const res = await ctx.request<{ checkpoint: unknown; partial: boolean; text: string; replacedMessages: number; createdAt: string; relevantFilesChangedSince: string[] }>('alisio/checkpoint', { session: ctx.session });
+    if (!res) {
+      return;
+    }
+    if (!res.checkpoint) {
+      void vscode.window.showInformationMessage('Alisio: this session has no checkpoint yet.');
+      return;
+    }
+    let content = `# Checkpoint${res.partial ? ' (partial: raise compaction.maxOutputTokens)' : ''}\n\nWritten ${new Date(res.createdAt).toLocaleString()}, replacing ${res.replacedMessages} messages.\n\n${res.text}\n`;
+    if (res.relevantFilesChangedSince?.length) {
+      content += `\n## Changed since\n${res.relevantFilesChangedSince.map((f) => `- ${f}`).join('\n')}\n`;
+    }
+    await ctx.docs.show('checkpoint.md', content);
+  });
+  register('alisio.showContext', async () => {
+    const st = await ctx.request<meter.Status>('alisio/status', { session: ctx.session });
+    if (!st) {
+      return;
+    }
+    const parts = await ctx.request<ContextResult>('alisio/context', { session: st.session });
+    const tools = await ctx.request<meter.ToolsDescription>('alisio/tools', {});
+    await ctx.docs.show('context.md', meter.contextBreakdown(st, parts?.parts || [], tools?.sources || []));
+  });
+  register('alisio.showTools', async () => {
+    const d = await ctx.request<meter.ToolsDescription>('alisio/tools', {});
+    if (!d) {
+      return;
+    }
+    const cfg = vscode.workspace.getConfiguration('alisio');
+    const servers = cfg.get<Record<string, { disabled?: boolean }>>('mcpServers') || {};
+    const plugins = cfg.get<{ name: string; disabled?: boolean }[]>('plugins') || [];
+    const pick = await vscode.window.showQuickPick(meter.toolsItems(d, servers, plugins), { placeHolder: 'Alisio: tool sources (pick an MCP server or a plugin to turn it on or off)', matchOnDetail: true });
+    if (!pick?.toggle) {
+      return;
+    }
+    const { kind, name, disabled } = pick.toggle;
+    // Written where the setting lives (workspace or user), so that the change is the one in force; it applies live.
+    const where = cfg.inspect(kind)?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    if (kind === 'mcpServers') {
+      await cfg.update('mcpServers', { ...servers, [name]: { ...servers[name], disabled: !disabled } }, where);
+    } else {
+      await cfg.update('plugins', plugins.map((p) => (p.name === name ? { ...p, disabled: !disabled } : p)), where);
+    }
+    void vscode.window.showInformationMessage(`Alisio: ${kind === 'mcpServers' ? 'MCP server' : 'plugin'} ${name} ${disabled ? 'enabled' : 'disabled'}; it applies from the next model call.`);
+  });
+  register('alisio.restartServer', () => restartClient(ctx));
+  register('alisio.showLogs', () => ctx.output.show());
+}

@@ -1,0 +1,111 @@
+// The conversation in the chat view: its pages of the session's history, the turn it runs, and what its
+// buttons do.
+import * as vscode from 'vscode';
+import type { ChatAction } from './chat';
+import { settings } from './config';
+import { askForFolder, Ctx, hasFolder, noFolder } from './ctx';
+import { PromptResult } from './protocol';
+
+/** How many more messages the chat's "Show earlier messages" loads at a time. */
+const EARLIER_PAGE = 200;
+
+/** refreshChat redraws the chat from the session's history (compacted originals included): the last page, or
+ * from the earliest message the chat already showed, or with earlier one page more. */
+export async function refreshChat(ctx: Ctx, earlier = false) {
+  const model = String((settings().provider as { model?: string } | undefined)?.model || '');
+  const chat = ctx.chat;
+  if (!ctx.client) {
+    chat.post({ type: 'session', messages: [], uncertain: [], model, running: false, ...(hasFolder() ? {} : { title: 'no folder open', empty: noFolder, openFolder: true }) });
+    return;
+  }
+  if (!ctx.session && !ctx.lastStatus) {
+    chat.post({ type: 'session', messages: [], uncertain: [], model, title: 'no session yet', running: !!ctx.turn });
+    return;
+  }
+  if (ctx.turn) {
+    return; // the turn streams; the chat is redrawn when it ends
+  }
+  const id = ctx.currentSession();
+  const params: Record<string, unknown> = { session: id, includeCompacted: true };
+  const last = ctx.shown;
+  const from = last && last.session === id ? last.from : undefined;
+  if (from !== undefined) {
+    params.offset = earlier ? Math.max(0, from - EARLIER_PAGE) : from;
+    params.limit = 0;
+  }
+  // Only the answer to the latest request is drawn, and none once a turn streams: an older answer finishing
+  // later would show a stale window or wipe the reply being streamed.
+  const mine = ++ctx.chatRequests;
+  try {
+    const res = await ctx.client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[] | null; uncertainCalls: string[];
+      offset: number; compactedMessages: number; }>('alisio/session', params);
+    if (mine !== ctx.chatRequests || ctx.turn) {
+      return;
+    }
+    ctx.shown = { session: res.session.id, from: res.offset ?? 0 };
+    chat.post({ type: 'session', messages: res.messages || [], uncertain: res.uncertainCalls || [], status: ctx.lastStatus, model,
+      title: res.session.title || res.session.id, running: false, earlier: res.offset ?? 0, compacted: res.compactedMessages ?? 0, keepScroll: earlier });
+  } catch (e) {
+    ctx.output.error(`alisio/session: ${(e as Error).message}`);
+  }
+}
+
+/** runTurn sends text to the agent; the chat shows the turn as it streams. */
+export async function runTurn(ctx: Ctx, text: string) {
+  const chat = ctx.chat;
+  if (!ctx.client && !hasFolder()) {
+    chat.post({ type: 'unsent', text }); // not drawn as sent, and kept in the input: nothing can run it yet
+    return askForFolder();
+  }
+  if (ctx.turn) {
+    void vscode.window.showWarningMessage('Alisio: a turn is already running; wait for it or press Stop.');
+    return;
+  }
+  const turn = new vscode.CancellationTokenSource();
+  ctx.turn = turn;
+  chat.post({ type: 'turn', text });
+  ctx.agentOutput.appendLine(`\n# ${text}`);
+  const res = await ctx.request<PromptResult>('alisio/prompt', { session: ctx.session, text }, turn.token,
+    (message) => chat.post({ type: 'done', error: message }));
+  const stopped = turn.token.isCancellationRequested;
+  turn.dispose();
+  ctx.turn = undefined;
+  if (res) {
+    ctx.session = res.session;
+    ctx.agentOutput.appendLine(`\n---\n${res.reply}${res.cut ? '\n(the reply was cut by limits.maxOutputTokens)' : ''}`);
+    chat.post({ type: 'done' });
+  } else if (stopped) {
+    chat.post({ type: 'done', error: 'The turn was stopped. What it did is kept; the next prompt continues.' });
+  }
+  await refreshChat(ctx);
+}
+
+/** onChatAction does what a button or the input of the chat asks. */
+export async function onChatAction(ctx: Ctx, a: ChatAction) {
+  switch (a.type) {
+    case 'ready':
+      return refreshChat(ctx);
+    case 'earlier':
+      return refreshChat(ctx, true);
+    case 'openFolder':
+      await vscode.commands.executeCommand('vscode.openFolder');
+      return;
+    case 'send':
+      return runTurn(ctx, a.text);
+    case 'stop':
+      ctx.turn?.cancel();
+      return;
+    case 'compact':
+      await vscode.commands.executeCommand('alisio.compact');
+      return refreshChat(ctx);
+    case 'recover':
+      await vscode.commands.executeCommand('alisio.recover');
+      return refreshChat(ctx);
+    case 'switch':
+      await vscode.commands.executeCommand('alisio.switchSession');
+      return refreshChat(ctx);
+    case 'new':
+      await vscode.commands.executeCommand('alisio.newSession');
+      return refreshChat(ctx);
+  }
+}

@@ -1,0 +1,24 @@
+// The read-only documents of Show Context and Show Checkpoint (alisio:context.md, alisio:checkpoint.md).
+import * as vscode from 'vscode';
+
+export class Docs implements vscode.TextDocumentContentProvider {
+  private readonly contents = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.contents.get(uri.path) ?? '';
+  }
+
+  /** show opens the document name with content, in a preview editor. */
+  async show(name: string, content: string) {
+    const uri = vscode.Uri.parse(`alisio:${name}`);
+    this.contents.set(uri.path, content);
+    this.changed.fire(uri);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+  }
+
+  dispose() {
+    this.changed.dispose();
+  }
+}

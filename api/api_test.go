@@ -98,7 +98,7 @@ func TestTypeScriptMirror(t *testing.T) {
 	}
 	// The kinds the extension knows are the kinds the daemon sends.
 	for _, k := range []api.ErrorKind{api.KindContextBudget, api.KindToolCatalog, api.KindUncertainCalls, api.KindNoProvider, api.KindModelCall,
-		api.KindSessionNotFound, api.KindStoreLocked, api.KindDiskFull, api.KindFailed} {
+		api.KindSessionNotFound, api.KindStoreLocked, api.KindStoreTooNew, api.KindMemoryNotFound, api.KindDiskFull, api.KindFailed} {
 		if !strings.Contains(string(src), fmt.Sprintf("'%s'", k)) {
 			t.Errorf("protocol.ts's ErrorKind lacks %q", k)
 		}

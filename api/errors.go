@@ -29,8 +29,11 @@ const (
 	KindModelCall ErrorKind = "modelCall"
 	// KindSessionNotFound: no session with the ID given. Session.
 	KindSessionNotFound ErrorKind = "sessionNotFound"
-	// KindStoreLocked: another process holds the session store.
+	// KindStoreLocked: another process holds the session store; KindStoreTooNew: a newer alisio-lsp wrote it.
 	KindStoreLocked ErrorKind = "storeLocked"
+	KindStoreTooNew ErrorKind = "storeTooNew"
+	// KindMemoryNotFound: no memory with the ID given.
+	KindMemoryNotFound ErrorKind = "memoryNotFound"
 	// KindDiskFull: the disk holding the store is too full to write safely.
 	KindDiskFull ErrorKind = "diskFull"
 	// KindFailed: anything else; the sentence says what.
@@ -53,22 +56,22 @@ type ErrorData struct {
 // Words are the names of what the user can do, as an edge says them: the editors' commands, or the shell's.
 type Words struct {
 	// Compact, NewSession and ShowTools name the actions; Recover is a format taking the session's ID;
-	// Sessions names the list of sessions.
-	Compact, NewSession, ShowTools, Recover, Sessions string
+	// Sessions and Memories name the lists; DataDir where another store is chosen.
+	Compact, NewSession, ShowTools, Recover, Sessions, Memories, DataDir string
 }
 
 // EditorWords are the daemon's words: the commands of VS Code and of Neovim.
 func EditorWords() Words {
 	return Words{Compact: "Alisio: Compact / :AlisioCompact", NewSession: "Alisio: New Session / :AlisioSessions",
 		ShowTools: "Alisio: Show Tools / :AlisioTools", Recover: "Alisio: Recover Uncertain Tool Calls / :AlisioRecover",
-		Sessions: "Alisio: Switch Session / :AlisioSessions"}
+		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting"}
 }
 
 // ShellWords are the CLI's words: its commands.
 func ShellWords() Words {
 	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt TEXT without --session",
 		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: "alisio-lsp sessions recover %s --acknowledge",
-		Sessions: "alisio-lsp sessions list"}
+		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir"}
 }
 
 // Explain returns what err carries for a program and the sentence a user reads, naming what they can do in
@@ -106,7 +109,11 @@ func Explain(err error, w Words) (ErrorData, string) {
 	case errors.Is(err, storage.ErrNotFound):
 		return ErrorData{Kind: KindSessionNotFound}, msg + " (" + w.Sessions + " shows the sessions)"
 	case errors.Is(err, storage.ErrLocked):
-		return ErrorData{Kind: KindStoreLocked}, msg
+		return ErrorData{Kind: KindStoreLocked}, msg + ", or use another store (" + w.DataDir + ")"
+	case errors.Is(err, storage.ErrFormatTooNew):
+		return ErrorData{Kind: KindStoreTooNew}, msg + ", or use another store (" + w.DataDir + ")"
+	case errors.Is(err, storage.ErrNoMemory):
+		return ErrorData{Kind: KindMemoryNotFound}, msg + " (" + w.Memories + " lists them)"
 	case errors.Is(err, storage.ErrDiskFull):
 		return ErrorData{Kind: KindDiskFull}, msg
 	}

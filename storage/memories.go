@@ -122,7 +122,7 @@ func (s *Store) DeleteMemory(workspace, id string) error {
 	key := append(memoryPrefix(workspace), id...)
 	return s.db.Update(func(txn *badger.Txn) error {
 		if _, err := txn.Get(key); errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("no memory %q in workspace %s (alisio-lsp memories list shows them)", id, workspace)
+			return fmt.Errorf("%w %q in workspace %s", ErrNoMemory, id, workspace)
 		} else if err != nil {
 			return err
 		}

@@ -53,6 +53,8 @@ var (
 	ErrStale = errors.New("session changed since the rewrite was planned")
 	// ErrLocked: another process holds the store.
 	ErrLocked = errors.New("session store is locked by another process")
+	// ErrNoMemory: no memory with that ID in the workspace.
+	ErrNoMemory = errors.New("no memory")
 	// ErrFormatTooNew: the store was written by a newer alisio-lsp.
 	ErrFormatTooNew = errors.New("session store format is newer than this binary")
 )
@@ -257,7 +259,7 @@ func lockedError(dir string) error {
 			holder = "process " + pid
 		}
 	}
-	return fmt.Errorf("%w: %s holds %s; stop that alisio-lsp (daemon or CLI) first, or use another store with --data-dir",
+	return fmt.Errorf("%w: %s holds %s; stop that alisio-lsp (daemon or CLI) first",
 		ErrLocked, holder, dir)
 }
 
@@ -279,7 +281,7 @@ func (s *Store) checkFormat() error {
 			return fmt.Errorf("session store %s has an unreadable format version %q", s.dir, raw)
 		}
 		if v > FormatVersion {
-			return fmt.Errorf("%w: %s has format %d, this binary knows up to %d; upgrade alisio-lsp or use another --data-dir",
+			return fmt.Errorf("%w: %s has format %d, this binary knows up to %d; upgrade alisio-lsp",
 				ErrFormatTooNew, s.dir, v, FormatVersion)
 		}
 		if v < FormatVersion {

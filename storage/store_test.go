@@ -221,8 +221,8 @@ func TestStore_SecondOpenIsLockedWithClearError(t *testing.T) {
 		t.Fatalf("second open: %v; want ErrLocked", err)
 	}
 	msg := err.Error()
-	want := []string{dir, "--data-dir"}
-	if runtime.GOOS != "windows" { // Badger's lock file holds the PID on Unix; Windows keeps it unreadable
+	want := []string{dir, "stop that alisio-lsp"} // where to choose another store is the edge's to say (api.Explain)
+	if runtime.GOOS != "windows" {                // Badger's lock file holds the PID on Unix; Windows keeps it unreadable
 		want = append(want, fmt.Sprint(os.Getpid()))
 	}
 	for _, want := range want {

@@ -82,7 +82,8 @@ export interface ErrorData {
 }
 
 /** The kinds of failure (api.ErrorKind). */
-export type ErrorKind = 'contextBudget' | 'toolCatalog' | 'uncertainCalls' | 'noProvider' | 'modelCall' | 'sessionNotFound' | 'storeLocked' | 'diskFull' | 'failed';
+export type ErrorKind = 'contextBudget' | 'toolCatalog' | 'uncertainCalls' | 'noProvider' | 'modelCall' | 'sessionNotFound' | 'storeLocked'
+  | 'storeTooNew' | 'memoryNotFound' | 'diskFull' | 'failed';
 
 /** The kind of a request's error, from its data ('failed' when it carries none). */
 export function errorKind(err: unknown): ErrorKind {

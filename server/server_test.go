@@ -608,7 +608,7 @@ func TestSecondDaemonOnALockedStore(t *testing.T) {
 	}
 	start := time.Now()
 	err := second.Call(ctx(t), "alisio/sessions", nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "--data-dir") || time.Since(start) > 20*time.Second {
+	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "alisio.dataDir") || time.Since(start) > 20*time.Second {
 		t.Fatalf("session method on a locked store: %v", err)
 	}
 	second.Await(t, 5*time.Second, "a warning", func(n []servertest.Notification) bool { return len(n) > 0 && n[0].Method == "window/showMessage" })

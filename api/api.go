@@ -102,14 +102,14 @@ type SessionParams struct {
 	Limit            *int `json:"limit"`
 }
 
-// SessionResult is the page.
+// SessionResult is the page: its messages with the outcome of their tool calls.
 type SessionResult struct {
-	Session           storage.Session      `json:"session"`
-	Messages          []transcript.Message `json:"messages"`
-	Offset            int                  `json:"offset"`
-	Total             int                  `json:"total"`
-	CompactedMessages int                  `json:"compactedMessages"`
-	UncertainCalls    []string             `json:"uncertainCalls"`
+	Session           storage.Session `json:"session"`
+	Messages          []PageMessage   `json:"messages"`
+	Offset            int             `json:"offset"`
+	Total             int             `json:"total"`
+	CompactedMessages int             `json:"compactedMessages"`
+	UncertainCalls    []string        `json:"uncertainCalls"`
 }
 
 // NewSessionParams are alisio/newSession's.
@@ -179,4 +179,6 @@ type Status struct {
 	agent.Status
 	// Compacting is set while a compaction of the session runs.
 	Compacting bool `json:"compacting"`
+	// Notices are what the user should read about the session's state (Notices), in the editors' words.
+	Notices []Notice `json:"notices,omitempty"`
 }

@@ -68,6 +68,8 @@ func TestTypeScriptMirror(t *testing.T) {
 		"NewSessionResult": reflect.TypeFor[api.NewSessionResult](),
 		"CheckpointResult": reflect.TypeFor[api.CheckpointResult](),
 		"RecoverResult":    reflect.TypeFor[api.RecoverResult](),
+		"CallOutcome":      reflect.TypeFor[api.CallOutcome](),
+		"Notice":           reflect.TypeFor[api.Notice](),
 	}
 	src, err := os.ReadFile(filepath.Join("..", "editors", "vscode", "src", "protocol.ts"))
 	if err != nil {
@@ -94,6 +96,12 @@ func TestTypeScriptMirror(t *testing.T) {
 	for name := range mirror {
 		if !seen[name] {
 			t.Errorf("protocol.ts has no interface %s", name)
+		}
+	}
+	for _, st := range []string{string(api.CallDone), string(api.CallFailed), string(api.CallUncertain), string(api.CallRunning),
+		string(api.NoticeUncertainCalls), string(api.NoticePartialCheckpoint)} {
+		if !strings.Contains(string(src), fmt.Sprintf("'%s'", st)) {
+			t.Errorf("protocol.ts lacks the value %q", st)
 		}
 	}
 	// The kinds the extension knows are the kinds the daemon sends.

@@ -56,22 +56,25 @@ type ErrorData struct {
 // Words are the names of what the user can do, as an edge says them: the editors' commands, or the shell's.
 type Words struct {
 	// Compact, NewSession and ShowTools name the actions; Recover is a format taking the session's ID;
-	// Sessions and Memories name the lists; DataDir where another store is chosen.
-	Compact, NewSession, ShowTools, Recover, Sessions, Memories, DataDir string
+	// Sessions and Memories name the lists; DataDir where another store is chosen, MaxOutput the
+	// summarizer's output budget.
+	Compact, NewSession, ShowTools, Recover, Sessions, Memories, DataDir, MaxOutput string
 }
 
 // EditorWords are the daemon's words: the commands of VS Code and of Neovim.
 func EditorWords() Words {
 	return Words{Compact: "Alisio: Compact / :AlisioCompact", NewSession: "Alisio: New Session / :AlisioSessions",
 		ShowTools: "Alisio: Show Tools / :AlisioTools", Recover: "Alisio: Recover Uncertain Tool Calls / :AlisioRecover",
-		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting"}
+		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting",
+		MaxOutput: "the alisio.compaction.maxOutputTokens setting"}
 }
 
 // ShellWords are the CLI's words: its commands.
 func ShellWords() Words {
 	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt TEXT without --session",
 		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: "alisio-lsp sessions recover %s --acknowledge",
-		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir"}
+		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
+		MaxOutput: "compaction.maxOutputTokens in the config"}
 }
 
 // Explain returns what err carries for a program and the sentence a user reads, naming what they can do in

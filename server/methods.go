@@ -195,7 +195,7 @@ func (s *Server) session(_ context.Context, ag *agent.Agent, p *api.SessionParam
 	}
 	s.status.touch(p.Session)
 	head := page.Session.Head
-	return &api.SessionResult{Session: page.Session, Messages: page.Messages, Offset: page.Offset, Total: page.Total,
+	return &api.SessionResult{Session: page.Session, Messages: api.Pair(page.Messages, head.Totals.Open), Offset: page.Offset, Total: page.Total,
 		CompactedMessages: int(head.NextSeq) - head.ViewLen, UncertainCalls: append([]string{}, head.Totals.Open...)}, nil
 }
 

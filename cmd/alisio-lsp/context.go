@@ -183,11 +183,8 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 		a.printf(" or of limits.maxContextChars (%s chars; at %.0f%%)", thousands(int(thr*float64(cfg.Limits.MaxContextChars))), 100*s.CharsFraction)
 	}
 	a.printf("\n")
-	if len(s.UncertainCalls) > 0 {
-		a.printf("uncertain   %s (recover before compacting)\n", strings.Join(s.UncertainCalls, ", "))
-	}
-	if s.LastCheckpointPartial {
-		a.printf("checkpoint  partial (raise compaction.maxOutputTokens)\n")
+	for _, n := range api.Notices(s, api.ShellWords()) {
+		a.printf("notice      %s\n", n.Text)
 	}
 	a.printf("next call   %s\n", nextCall(s))
 	return nil

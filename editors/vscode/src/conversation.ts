@@ -15,11 +15,11 @@ export async function refreshChat(ctx: Ctx, earlier = false) {
   const model = String((settings().provider as { model?: string } | undefined)?.model || '');
   const chat = ctx.chat;
   if (!ctx.client) {
-    chat.post({ type: 'session', messages: [], uncertain: [], model, running: false, ...(hasFolder() ? {} : { title: 'no folder open', empty: noFolder, openFolder: true }) });
+    chat.post({ type: 'session', messages: [], notices: [], model, running: false, ...(hasFolder() ? {} : { title: 'no folder open', empty: noFolder, openFolder: true }) });
     return;
   }
   if (!ctx.session && !ctx.lastStatus) {
-    chat.post({ type: 'session', messages: [], uncertain: [], model, title: 'no session yet', running: !!ctx.turn });
+    chat.post({ type: 'session', messages: [], notices: [], model, title: 'no session yet', running: !!ctx.turn });
     return;
   }
   if (ctx.turn) {
@@ -37,13 +37,13 @@ export async function refreshChat(ctx: Ctx, earlier = false) {
   // later would show a stale window or wipe the reply being streamed.
   const mine = ++ctx.chatRequests;
   try {
-    const res = await ctx.client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[] | null; uncertainCalls: string[];
+    const res = await ctx.client.sendRequest<{ session: { title?: string; id: string }; messages: unknown[] | null;
       offset: number; compactedMessages: number; }>('alisio/session', params);
     if (mine !== ctx.chatRequests || ctx.turn) {
       return;
     }
     ctx.shown = { session: res.session.id, from: res.offset ?? 0 };
-    chat.post({ type: 'session', messages: res.messages || [], uncertain: res.uncertainCalls || [], status: ctx.lastStatus, model,
+    chat.post({ type: 'session', messages: res.messages || [], notices: ctx.lastStatus?.session === res.session.id ? ctx.lastStatus.notices ?? [] : [], status: ctx.lastStatus, model,
       title: res.session.title || res.session.id, running: false, earlier: res.offset ?? 0, compacted: res.compactedMessages ?? 0, keepScroll: earlier });
   } catch (e) {
     ctx.output.error(`alisio/session: ${(e as Error).message}`);

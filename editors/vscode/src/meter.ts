@@ -107,13 +107,11 @@ export function tooltip(st: Status): string {
   if (st.overHardLimit) {
     lines.splice(1, 0, '', `$(error) **Over the hard limit**: ${human(st.usedChars)} of ${human(st.hardLimit)} chars. The next model call compacts first; [compact now](command:alisio.compact).`);
   }
-  if (st.lastCheckpointPartial) {
-    lines.push('', '$(warning) The last checkpoint is partial: the summarizer\'s output budget cut it. ' +
-      '[Raise compaction.maxOutputTokens](command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D)');
-  }
-  if (st.uncertainCalls && st.uncertainCalls.length > 0) {
-    lines.push('', `$(error) ${st.uncertainCalls.length} tool call(s) with an unknown outcome: ${st.uncertainCalls.join(', ')}. ` +
-      '[Recover](command:alisio.recover)');
+  // The daemon's sentences about the session's state, each with the action it names.
+  for (const n of st.notices || []) {
+    const link = n.kind === 'uncertainCalls' ? ' [Recover](command:alisio.recover)'
+      : n.kind === 'partialCheckpoint' ? ' [Open the setting](command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D)' : '';
+    lines.push('', `$(warning) ${n.text}${link}`);
   }
   lines.push('', 'Click for the Alisio menu.');
   return lines.join('\n');

@@ -26,6 +26,14 @@ export interface Status {
   lastCheckpointPartial: boolean;
   uncertainCalls: string[] | null;
   compacting: boolean;
+  /** The daemon's sentences about the session's state (uncertain calls, a partial checkpoint). */
+  notices?: Notice[];
+}
+
+/** A sentence of the daemon's about a session's state; its kind says which action goes with it. */
+export interface Notice {
+  kind: 'uncertainCalls' | 'partialCheckpoint';
+  text: string;
 }
 
 /** An alisio/event notification: its type says which fields are set (compaction events carry the
@@ -164,4 +172,13 @@ export interface RecoverResult {
   session: string;
   recovered: number;
   calls: { id: string; name: string; arguments: string }[];
+}
+
+/** How a tool call of alisio/session's page ended (api.CallState). */
+export type CallState = 'done' | 'failed' | 'uncertain' | 'running';
+
+/** What became of one tool call: the index of its result in the page's messages (-1: none), and its state. */
+export interface CallOutcome {
+  result: number;
+  state: CallState;
 }

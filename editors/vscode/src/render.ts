@@ -3,6 +3,7 @@
 // session is escaped; markdown is rendered by markdown-it with raw HTML off.
 import MarkdownIt from 'markdown-it';
 import { fraction, human, Status } from './meter';
+import { CallOutcome, CallState, Notice } from './protocol';
 
 const md = new MarkdownIt({ html: false, linkify: false, breaks: true });
 
@@ -28,6 +29,8 @@ export interface ChatMessage {
   summary?: boolean;
   partial?: boolean;
   compacted?: boolean;
+  /** What became of each tool call (parallel to toolCalls), as the daemon paired them. */
+  outcomes?: CallOutcome[];
 }
 
 /** count writes n with thousands separators (12,345). */
@@ -64,16 +67,16 @@ export interface ToolResult {
   chars?: number;
 }
 
-/** toolCall is one tool call as one line (tool, what it ran, result size; errors in red, uncertain calls
+/** toolCall is one tool call as one line (tool, what it ran, result size; failures in red, uncertain calls
  * marked with the Recover action) that expands to its arguments and result. */
-export function toolCall(call: { id: string; name: string; arguments: string }, result: ToolResult | undefined, uncertain: boolean): string {
+export function toolCall(call: { id: string; name: string; arguments: string }, result: ToolResult | undefined, state: CallState): string {
   let size: string, cls = 'tool';
-  if (uncertain) {
+  if (state === 'uncertain') {
     size = '<span class="warn">⚠ outcome unknown (a crash cut it off)</span> <button data-action="recover">Recover</button>';
     cls += ' uncertain';
-  } else if (!result) {
+  } else if (state === 'running' || !result) {
     size = '<span class="running">running…</span>';
-  } else if (result.isError) {
+  } else if (state === 'failed') {
     size = `<span class="error">✗ failed · ${human(result.chars ?? chars(result.text))} chars</span>`;
     cls += ' failed';
   } else {
@@ -96,24 +99,12 @@ export interface PageInfo {
 }
 
 /** conversation renders the session: its messages (the compacted originals gathered behind the checkpoint's
- * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked.
+ * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked, and
+ * the daemon's notices about the session (status.notices) with their actions.
  * When the messages are the last page of a longer history, it starts with a button that loads earlier ones. */
-export function conversation(messages: ChatMessage[], uncertain: string[], page: PageInfo = { earlier: 0, compacted: 0 },
+export function conversation(messages: ChatMessage[], notices: Notice[], page: PageInfo = { earlier: 0, compacted: 0 },
   empty = 'No messages yet. Ask the agent below: Enter sends, Shift+Enter starts a new line.'): string {
-  // Each call gets the result that follows it before the next assistant message (IDs may be reused later in a
-  // session: SWE-agent numbers them).
-  const results = new Map<object, ChatMessage>();
-  messages.forEach((m, i) => {
-    for (const c of m.role === 'assistant' ? m.toolCalls || [] : []) {
-      for (let j = i + 1; j < messages.length && messages[j].role !== 'assistant'; j++) {
-        if (messages[j].role === 'tool' && messages[j].toolCallId === c.id) {
-          results.set(c, messages[j]);
-          break;
-        }
-      }
-    }
-  });
-  const open = new Set(uncertain);
+  // The daemon paired each call with its result (outcomes[k].result indexes messages).
   // One bubble per speaker: an assistant's consecutive messages (text, calls, more text) share one heading.
   const render = (list: ChatMessage[]) => {
     const parts: string[] = [];
@@ -123,9 +114,9 @@ export function conversation(messages: ChatMessage[], uncertain: string[], page:
         parts.push(bubble('user', markdown(m.text || '')));
         last = 'user';
       } else if (m.role === 'assistant') {
-        const calls = (m.toolCalls || []).map((c) => {
-          const r = results.get(c);
-          return toolCall(c, r, !r && open.has(c.id));
+        const calls = (m.toolCalls || []).map((c, k) => {
+          const o = m.outcomes?.[k] ?? { result: -1, state: 'running' as CallState };
+          return toolCall(c, o.result >= 0 ? messages[o.result] : undefined, o.state);
         }).join('');
         const inner = (m.text ? markdown(m.text) : '') + calls;
         if (last === 'assistant') {
@@ -160,8 +151,8 @@ export function conversation(messages: ChatMessage[], uncertain: string[], page:
       `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(live.text || '')}</details>${shownOriginals}</details>`);
   }
   out.push(render(messages.filter((m) => !m.compacted && !m.summary)));
-  if (uncertain.length > 0) {
-    out.push(`<div class="notice warn">⚠ ${uncertain.length} tool call(s) were cut off by a crash; their outcome is unknown. <button data-action="recover">Recover</button></div>`);
+  for (const n of notices) {
+    out.push(`<div class="notice warn">⚠ ${esc(n.text)}${n.kind === 'uncertainCalls' ? ' <button data-action="recover">Recover</button>' : ''}</div>`);
   }
   return out.join('') || `<div class="empty">${esc(empty)}</div>`;
 }

@@ -45,7 +45,7 @@ window.addEventListener('message', (e: MessageEvent) => {
       {
         // Loading earlier messages keeps in view what the user was reading; any other redraw goes to the end.
         const fromEnd = log.scrollHeight - log.scrollTop;
-        log.innerHTML = conversation((m.messages || []) as ChatMessage[], m.uncertain || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 }, m.empty);
+        log.innerHTML = conversation((m.messages || []) as ChatMessage[], m.notices || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 }, m.empty);
         if (m.openFolder) {
           log.querySelector('.empty')?.insertAdjacentHTML('beforeend', ' <button data-action="openFolder">Open Folder</button>');
         }
@@ -79,7 +79,7 @@ window.addEventListener('message', (e: MessageEvent) => {
     case 'tool_call':
       if (streaming) {
         const calls = streaming.el.querySelector('.calls') as HTMLElement;
-        calls.insertAdjacentHTML('beforeend', toolCall({ id: m.id, name: m.name, arguments: m.arguments }, undefined, false));
+        calls.insertAdjacentHTML('beforeend', toolCall({ id: m.id, name: m.name, arguments: m.arguments }, undefined, 'running'));
         streaming.calls.set(m.id, { name: m.name, arguments: m.arguments, el: calls.lastElementChild as HTMLElement });
         scrollDown();
       }
@@ -87,7 +87,7 @@ window.addEventListener('message', (e: MessageEvent) => {
     case 'tool_result': {
       const c = streaming?.calls.get(m.id);
       if (c) {
-        c.el.outerHTML = toolCall({ id: m.id, name: c.name, arguments: c.arguments }, { isError: m.isError, chars: m.chars }, false);
+        c.el.outerHTML = toolCall({ id: m.id, name: c.name, arguments: c.arguments }, { isError: m.isError, chars: m.chars }, m.isError ? 'failed' : 'done');
       }
       break;
     }

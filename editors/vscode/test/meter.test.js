@@ -45,7 +45,9 @@ test('colours: warning from 75% of the threshold or a partial checkpoint, error 
 });
 
 test('the tooltip has the numbers, the closest rule and the links', () => {
-  const t = meter.tooltip({ ...base, lastCheckpointPartial: true, uncertainCalls: ['call_x'] });
+  const t = meter.tooltip({ ...base, lastCheckpointPartial: true, uncertainCalls: ['call_x'],
+    notices: [{ kind: 'uncertainCalls', text: '1 tool call was cut off by a crash, outcome unknown (call_x): record that (…), then continue.' },
+      { kind: 'partialCheckpoint', text: 'The last checkpoint is partial: …' }] });
   for (const want of ['61k of 800k chars', '16k estimated, 17k calibrated, 17k reported', '128k tokens (models)', 'the request fills',
     'command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D', 'command:alisio.recover', 'call_x']) {
     assert.ok(t.includes(want), `tooltip lacks ${want}:\n${t}`);

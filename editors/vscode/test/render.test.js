@@ -12,7 +12,7 @@ const status = {
 test('everything from the session is escaped: markdown renders, HTML does not', () => {
   const html = render.conversation([
     { role: 'user', text: '<script>alert(1)</script> and **bold** <img src=x onerror=alert(2)>' },
-    { role: 'assistant', text: '[x](javascript:alert(3))', toolCalls: [{ id: 'c1', name: '<b>evil</b>', arguments: '{"command":"echo \\"<i>\\""}' }] },
+    { role: 'assistant', text: '[x](javascript:alert(3))', toolCalls: [{ id: 'c1', name: '<b>evil</b>', arguments: '{"command":"echo \\"<i>\\""}' }], outcomes: [{ result: 2, state: 'done' }] },
     { role: 'tool', toolCallId: 'c1', text: '</pre><script>alert(4)</script>' },
   ], []);
   assert.doesNotMatch(html, /<script|<img|<b>evil|<i>|href="javascript/i);
@@ -24,7 +24,8 @@ test('everything from the session is escaped: markdown renders, HTML does not', 
 test('a tool call is one line (tool, what it ran, result size; failures in red) that expands to arguments and result', () => {
   const html = render.conversation([
     { role: 'user', text: 'build it' },
-    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"make   test"}' }, { id: 'c2', name: 'read_file', arguments: '{"path":"main.go"}' }] },
+    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"make   test"}' }, { id: 'c2', name: 'read_file', arguments: '{"path":"main.go"}' }],
+      outcomes: [{ result: 2, state: 'failed' }, { result: 3, state: 'done' }] },
     { role: 'tool', toolCallId: 'c1', text: 'x'.repeat(1500), isError: true },
     { role: 'tool', toolCallId: 'c2', text: 'package main' },
     { role: 'assistant', text: 'Done.' },
@@ -41,12 +42,13 @@ test('the compaction boundary says what it replaced and expands to the checkpoin
     { role: 'assistant', text: 'b'.repeat(60000), compacted: true },
     { role: 'user', text: 'deploy' },
     { role: 'user', text: '[Checkpoint] goal: fix the parser', summary: true, partial: true }, // written after: history order
-    { role: 'assistant', toolCalls: [{ id: 'call_deploy', name: 'run_command', arguments: '{"command":"make deploy"}' }] },
-  ], ['call_deploy']);
+    { role: 'assistant', toolCalls: [{ id: 'call_deploy', name: 'run_command', arguments: '{"command":"make deploy"}' }], outcomes: [{ result: -1, state: 'uncertain' }] },
+  ], [{ kind: 'uncertainCalls', text: '1 tool call was cut off by a crash, outcome unknown (call_deploy): record that …' }]);
   assert.match(html, /2 messages compacted into a checkpoint, 120k → 33 chars · <span class="warn">partial checkpoint<\/span>/);
   assert.match(html, /<details class="checkpoint" open><summary>Checkpoint<\/summary><p>\[Checkpoint\] goal: fix the parser<\/p>/);
   assert.match(html, /The 2 compacted originals \(kept in the store\)/);
   assert.match(html, /outcome unknown[\s\S]*data-action="recover"/);
+  assert.match(html, /<div class="notice warn">⚠ 1 tool call was cut off by a crash, outcome unknown \(call_deploy\): record that … <button data-action="recover">Recover<\/button><\/div>/);
   assert.ok(html.indexOf('compacted into a checkpoint') < html.indexOf('deploy'));
 });
 
@@ -61,12 +63,12 @@ test('the header shows the numbers of the status bar item, the model and the win
   assert.match(render.header(status, '<b>', '<i>'), /&lt;i&gt; · &lt;b&gt;/);
 });
 
-test('a reused call ID gets the result that follows each call; an assistant\'s consecutive messages share one heading', () => {
+test('each call shows the result the daemon paired with it (IDs may repeat: api.TestPair); an assistant\'s consecutive messages share one heading', () => {
   const html = render.conversation([
     { role: 'user', text: 'go' },
-    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"ls"}' }] },
+    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"ls"}' }], outcomes: [{ result: 2, state: 'done' }] },
     { role: 'tool', toolCallId: 'c1', text: 'a b c' },
-    { role: 'assistant', text: 'now the numbers', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"seq 3"}' }] },
+    { role: 'assistant', text: 'now the numbers', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"seq 3"}' }], outcomes: [{ result: 4, state: 'done' }] },
     { role: 'tool', toolCallId: 'c1', text: '1\n2\n3\n4\n5\n6' },
     { role: 'assistant', text: 'done' },
   ], []);

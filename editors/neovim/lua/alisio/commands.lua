@@ -101,7 +101,9 @@ function M.refresh_chat(earlier)
   client.request('alisio/session', params, function(err, res)
     if not err and res and not state.turn and mine == state.chat_request then
       state.shown = { session = res.session.id, from = res.offset or 0 }
-      chat.show(res.messages or {}, res.uncertainCalls or {}, { earlier = res.offset or 0, compacted = res.compactedMessages or 0 }, earlier)
+      local st = state.status
+      local notices = st and st.session == res.session.id and st.notices or {}
+      chat.show(res.messages or {}, notices, { earlier = res.offset or 0, compacted = res.compactedMessages or 0 }, earlier)
     end
   end)
 end

@@ -113,8 +113,8 @@ function M.context()
       'Next model call: ' .. ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
         and 'trims large tool outputs to fit' or 'sends as is') .. '.',
     }
-    if st.uncertainCalls and #st.uncertainCalls > 0 then
-      table.insert(lines, 'Uncertain tool calls: ' .. table.concat(st.uncertainCalls, ', ') .. ' (:AlisioRecover)')
+    for _, n in ipairs(st.notices or {}) do
+      table.insert(lines, '⚠ ' .. n.text)
     end
     -- The transcript by kind, under its line (the daemon counts it: the transcript itself never comes here).
     client.request('alisio/context', { session = st.session }, function(cerr, ctx)

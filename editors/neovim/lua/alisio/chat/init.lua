@@ -1,191 +1,18 @@
 -- The :Alisio chat buffer: the session's conversation as markdown in a split, a turn streaming in place, and an
 -- input window below it (<CR> in normal mode sends, <C-c> stops the turn, q closes). Works on 0.7.2 and later.
+-- What the lines say is render's (chat/render.lua, one formatter per message kind in chat/formatters/).
+local text = require('alisio.chat.text')
+local render = require('alisio.chat.render')
+
 local M = {}
 
 local CHAT, INPUT = 'alisio://chat', 'alisio://input'
 
-local function human(n)
-  if n >= 1000000 then
-    return string.format('%.1fM', n / 1000000)
-  elseif n >= 1000 then
-    return string.format('%.1fk', n / 1000)
-  end
-  return tostring(n)
-end
-M.human = human
-
--- count writes n with thousands separators (12,345).
-local function count(n)
-  local s = tostring(n)
-  local out = s:reverse():gsub('(%d%d%d)', '%1,'):reverse()
-  return (out:gsub('^,', ''))
-end
-
-local function split(text)
-  return vim.split(text or '', '\n', { plain = true })
-end
-
-local function chars(text)
-  return vim.fn.strchars(text or '')
-end
-
--- summary is a tool call's arguments in one short line: the first string value of the JSON object (a command,
--- a path, a pattern), else the raw text, cut to 60 characters.
-local function summary(arguments)
-  local ok, args = pcall(vim.fn.json_decode, arguments or '')
-  local s = arguments or ''
-  if ok and type(args) == 'table' then
-    for _, key in ipairs({ 'command', 'path', 'pattern', 'query', 'url' }) do
-      if type(args[key]) == 'string' then
-        s = args[key]
-        break
-      end
-    end
-  end
-  s = s:gsub('%s+', ' ')
-  if chars(s) > 60 then
-    s = vim.fn.strcharpart(s, 0, 59) .. '…'
-  end
-  return s
-end
-M.summary = summary
-
---- tool_line is the one line a tool call shows: → name summary · result size (✗ when it failed, ⚠ when a crash
---- left it without result).
-function M.tool_line(call, result)
-  local line = string.format('→ %s %s', call.name or '?', summary(call.arguments))
-  if not result then
-    return line .. ' · ⚠ uncertain: no result (:AlisioRecover)'
-  elseif result.isError then
-    return line .. string.format(' · ✗ failed (%s chars)', human(chars(result.text)))
-  end
-  return line .. string.format(' · %s chars', human(chars(result.text)))
-end
-
---- EARLIER_LINE starts the chat's first line when earlier messages are not shown.
-M.EARLIER_LINE = '▲ '
-
---- render turns the messages of alisio/session (with includeCompacted) into the chat's lines, and the folds
---- to close: the compacted originals and checkpoint behind their boundary line, each tool call's arguments and
---- result behind its line. uncertain lists the IDs of calls a crash left without result. page, when the
---- messages are the last ones of a longer history, says how many come before them ({ earlier = n }) and how
---- many messages of the whole history are compacted ({ compacted = n }).
-function M.render(messages, uncertain, page)
-  page = page or {}
-  local lines, folds = {}, {}
-  local function add(t)
-    for _, l in ipairs(t) do
-      table.insert(lines, l)
-    end
-  end
-  -- Each call gets the result that follows it (IDs may be reused later in a session: SWE-agent numbers them).
-  local results, open = {}, {}
-  for _, id in ipairs(uncertain or {}) do
-    open[id] = true
-  end
-  for i, m in ipairs(messages) do
-    for _, c in ipairs(m.role == 'assistant' and m.toolCalls or {}) do
-      for j = i + 1, #messages do
-        local r = messages[j]
-        if r.role == 'assistant' then
-          break
-        end
-        if r.role == 'tool' and r.toolCallId == c.id then
-          results[c] = r
-          break
-        end
-      end
-    end
-  end
-  -- The compacted originals come first in the history; they are gathered behind the checkpoint's boundary.
-  local originals = {}
-  for _, m in ipairs(messages) do
-    if m.compacted then
-      table.insert(originals, m)
-    end
-  end
-  local last -- the role whose heading was written last: one heading for an assistant's consecutive messages
-  local function message(m, prefix)
-    if m.role == 'user' then
-      add({ prefix .. '## You', '' })
-      add(split(m.text))
-      add({ '' })
-      last = 'user'
-    elseif m.role == 'assistant' then
-      if last ~= 'assistant' then
-        add({ prefix .. '## Alisio', '' })
-      end
-      last = 'assistant' 
-      if m.text and m.text ~= '' then
-        add(split(m.text))
-        add({ '' })
-      end
-      for _, c in ipairs(m.toolCalls or {}) do
-        local r = results[c]
-        table.insert(lines, M.tool_line(c, not (open[c.id] and not r) and r or nil))
-        local first = #lines + 1
-        add({ '    arguments: ' .. (c.arguments or '') })
-        if r then
-          add({ '    result:' })
-          for _, l in ipairs(split(r.text)) do
-            table.insert(lines, '    ' .. l)
-          end
-        end
-        table.insert(folds, { first, #lines })
-      end
-      if m.toolCalls and #m.toolCalls > 0 then
-        add({ '' })
-      end
-    end
-  end
-  local compactedChars = 0
-  for _, m in ipairs(originals) do
-    compactedChars = compactedChars + chars(m.text)
-  end
-  local earlier = page.earlier or 0
-  -- Every compacted message of the history, though only the last ones may be in this page.
-  local total = math.max(page.compacted or 0, #originals)
-  if earlier > 0 then
-    -- The history starts with the compacted originals: often every earlier message is one of them.
-    local what = total - #originals >= earlier and 'compacted original' or 'earlier message'
-    add({ string.format('%s%s %s%s not shown · <CR> on this line or :AlisioEarlier shows %s more', M.EARLIER_LINE,
-      count(earlier), what, earlier == 1 and '' or 's', count(math.min(earlier, 200))), '' })
-  end
-  -- The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
-  -- the history: its boundary comes first, over the originals it replaced.
-  for _, m in ipairs(messages) do
-    if m.summary and not m.compacted then
-      local sizes = #originals == total and string.format('%s → %s chars', human(compactedChars), human(chars(m.text)))
-        or string.format('now %s chars', human(chars(m.text)))
-      table.insert(lines, string.format('── %s messages compacted into a checkpoint, %s%s ──', count(total), sizes,
-        m.partial and ' · partial checkpoint' or ''))
-      local first = #lines + 1
-      add({ '### Checkpoint' .. (m.partial and ' (partial: raise compaction.maxOutputTokens for complete ones)' or ''), '' })
-      add(split(m.text))
-      if #originals == total then
-        add({ '', '### The compacted originals (kept in the store)', '' })
-      elseif #originals > 0 then
-        add({ '', string.format('### The last %s of the %s compacted originals (kept in the store; :AlisioEarlier shows more)',
-          count(#originals), count(total)), '' })
-      end
-      for _, o in ipairs(originals) do
-        message(o, '#')
-      end
-      table.insert(folds, { first, #lines })
-      add({ '' })
-      last = nil
-    end
-  end
-  for _, m in ipairs(messages) do
-    if not m.compacted and not m.summary then
-      message(m, '')
-    end
-  end
-  if #(uncertain or {}) > 0 then
-    add({ string.format('⚠ %d tool call(s) were cut off by a crash: :AlisioRecover records their outcome as unknown', #uncertain), '' })
-  end
-  return lines, folds
-end
+M.human = text.human
+M.summary = text.summary
+M.render = render.render
+M.EARLIER_LINE = render.EARLIER_LINE
+local split = text.split
 
 local state = { buf = nil, input = nil, levels = nil }
 
@@ -258,10 +85,10 @@ function M.foldexpr(lnum)
   return state.levels and state.levels[lnum] or '0'
 end
 
---- show replaces the chat with the session's conversation (page: see render) and closes its folds. With
+--- show replaces the chat with the session's conversation (notices and page: see render) and closes its folds. With
 --- keep_place (earlier messages were loaded above) the cursor stays on what the user was reading; otherwise
 --- the window shows the end of the conversation.
-function M.show(messages, uncertain, page, keep_place)
+function M.show(messages, notices, page, keep_place)
   if not valid(state.buf) then
     return
   end
@@ -269,7 +96,7 @@ function M.show(messages, uncertain, page, keep_place)
   local w = win_of(state.buf)
   local row = w and vim.api.nvim_win_get_cursor(w)[1] or 1
   local top = w and vim.api.nvim_win_call(w, function() return vim.fn.line('w0') end) or 1
-  local lines, folds = M.render(messages, uncertain, page)
+  local lines, folds = M.render(messages, notices, page)
   if #lines == 0 then
     lines = { '_No messages yet: type below and press <CR> (normal mode) to send; <C-c> stops a turn, q closes._' }
   end

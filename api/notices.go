@@ -1,0 +1,45 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+)
+
+// NoticeKind says what a Notice is about, for the editors to offer its action.
+type NoticeKind string
+
+// The kinds of notice.
+const (
+	NoticeUncertainCalls    NoticeKind = "uncertainCalls"
+	NoticePartialCheckpoint NoticeKind = "partialCheckpoint"
+)
+
+// Notice is one sentence about a session's state, with its kind.
+type Notice struct {
+	Kind NoticeKind `json:"kind"`
+	Text string     `json:"text"`
+}
+
+// Notices are the sentences about a session's state that a user should read beside its meter: tool calls a
+// crash left with an unknown outcome, a partial checkpoint. Made here once, in the words of the edge.
+func Notices(st agent.Status, w Words) []Notice {
+	var out []Notice
+	if n := len(st.UncertainCalls); n > 0 {
+		out = append(out, Notice{NoticeUncertainCalls, fmt.Sprintf("%d tool call%s cut off by a crash, outcome unknown (%s): record that (%s), then continue; compaction waits for it.",
+			n, plural(n, " was", "s were"), strings.Join(st.UncertainCalls, ", "), recoverWords(w, st.Session))})
+	}
+	if st.LastCheckpointPartial {
+		out = append(out, Notice{NoticePartialCheckpoint, "The last checkpoint is partial: the summarizer's output budget cut it; raise " + w.MaxOutput + " for complete ones."})
+	}
+	return out
+}
+
+// plural picks one's or many's ending for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

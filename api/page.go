@@ -1,0 +1,68 @@
+package api
+
+import "github.com/alisio-lsp/alisio-lsp/transcript"
+
+// CallState says how a tool call of a page ended.
+type CallState string
+
+// The states of a tool call.
+const (
+	// CallDone: its result follows it.
+	CallDone CallState = "done"
+	// CallFailed: its result follows it and says the tool failed.
+	CallFailed CallState = "failed"
+	// CallUncertain: a crash cut it off; nobody knows whether it ran (recovery records that).
+	CallUncertain CallState = "uncertain"
+	// CallRunning: no result yet (the turn is running, or its result is past the page's end).
+	CallRunning CallState = "running"
+)
+
+// CallOutcome is what became of one tool call: where its result is in the page and how it ended.
+type CallOutcome struct {
+	// Result is the index in the page's Messages of the call's result, -1 when the page holds none.
+	Result int       `json:"result"`
+	State  CallState `json:"state"`
+}
+
+// PageMessage is a message of alisio/session's page, with the outcome of each of its tool calls, so that
+// no client pairs calls with results itself.
+type PageMessage struct {
+	transcript.Message
+	// Outcomes parallel ToolCalls (assistant messages only).
+	Outcomes []CallOutcome `json:"outcomes,omitempty"`
+}
+
+// Pair gives each tool call of messages its result: the first tool message with its ID that follows it before
+// the next assistant message (IDs may be reused later in a session: SWE-agent numbers them). uncertain lists
+// the IDs of calls a crash left without a result.
+func Pair(messages []transcript.Message, uncertain []string) []PageMessage {
+	open := make(map[string]bool, len(uncertain))
+	for _, id := range uncertain {
+		open[id] = true
+	}
+	out := make([]PageMessage, len(messages))
+	for i, m := range messages {
+		out[i].Message = m
+		if m.Role != transcript.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		out[i].Outcomes = make([]CallOutcome, len(m.ToolCalls))
+		for k, c := range m.ToolCalls {
+			o := CallOutcome{Result: -1, State: CallRunning}
+			for j := i + 1; j < len(messages) && messages[j].Role != transcript.RoleAssistant; j++ {
+				if r := messages[j]; r.Role == transcript.RoleTool && r.ToolCallID == c.ID {
+					o = CallOutcome{Result: j, State: CallDone}
+					if r.IsError {
+						o.State = CallFailed
+					}
+					break
+				}
+			}
+			if o.Result < 0 && open[c.ID] {
+				o.State = CallUncertain
+			}
+			out[i].Outcomes[k] = o
+		}
+	}
+	return out
+}

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+func TestPair(t *testing.T) {
+	call := func(id string) transcript.ToolCall {
+		return transcript.ToolCall{ID: id, Name: "read_file", Arguments: "{}"}
+	}
+	msgs := []transcript.Message{
+		{Role: transcript.RoleUser, Text: "go"},
+		{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{call("1"), call("2")}},
+		{Role: transcript.RoleTool, ToolCallID: "2", Text: "boom", IsError: true},
+		{Role: transcript.RoleTool, ToolCallID: "1", Text: "ok"},
+		// SWE-agent reuses IDs: this "1" is answered by the result after it, not by the one above.
+		{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{call("1"), call("3"), call("4")}},
+		{Role: transcript.RoleTool, ToolCallID: "1", Text: "again"},
+		{Role: transcript.RoleAssistant, Text: "later"},
+		{Role: transcript.RoleTool, ToolCallID: "3", Text: "too late: after the next assistant message"},
+	}
+	got := Pair(msgs, []string{"3"})
+	want := map[int][]CallOutcome{
+		1: {{Result: 3, State: CallDone}, {Result: 2, State: CallFailed}},
+		4: {{Result: 5, State: CallDone}, {Result: -1, State: CallUncertain}, {Result: -1, State: CallRunning}},
+	}
+	for i, m := range got {
+		if !reflect.DeepEqual(m.Outcomes, want[i]) {
+			t.Errorf("message %d: outcomes %+v, want %+v", i, m.Outcomes, want[i])
+		}
+		if m.Text != msgs[i].Text || m.ToolCallID != msgs[i].ToolCallID {
+			t.Errorf("message %d changed: %+v", i, m.Message)
+		}
+	}
+	// On the wire the outcomes sit beside the message's own fields, and only on messages with calls.
+	b, err := json.Marshal(got[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); strings.Count(s, `"outcomes"`) != 1 || !strings.Contains(s, `"toolCalls"`) || !strings.Contains(s, `"state":"failed"`) {
+		t.Errorf("wire form: %s", s)
+	}
+}
+
+// TestNotices: the sentences beside the meter name the way out in the words of the edge that shows them.
+func TestNotices(t *testing.T) {
+	st := agent.Status{Session: "s1", UncertainCalls: []string{"call_1", "call_2"}, LastCheckpointPartial: true}
+	editor, shell := Notices(st, EditorWords()), Notices(st, ShellWords())
+	if len(editor) != 2 || editor[0].Kind != NoticeUncertainCalls || editor[1].Kind != NoticePartialCheckpoint {
+		t.Fatalf("notices %+v", editor)
+	}
+	for _, want := range []string{"2 tool calls were cut off", "call_1, call_2", ":AlisioRecover"} {
+		if !strings.Contains(editor[0].Text, want) {
+			t.Errorf("editor notice lacks %q: %s", want, editor[0].Text)
+		}
+	}
+	if !strings.Contains(shell[0].Text, "alisio-lsp sessions recover s1 --acknowledge") || strings.Contains(shell[0].Text, ":Alisio") {
+		t.Errorf("shell notice: %s", shell[0].Text)
+	}
+	if !strings.Contains(editor[1].Text, "alisio.compaction.maxOutputTokens") || !strings.Contains(shell[1].Text, "compaction.maxOutputTokens in the config") {
+		t.Errorf("partial: %s / %s", editor[1].Text, shell[1].Text)
+	}
+	if n := Notices(agent.Status{Session: "s1"}, EditorWords()); n != nil {
+		t.Errorf("a session in order has notices: %+v", n)
+	}
+}

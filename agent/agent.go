@@ -255,7 +255,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		a.Tools.SetOutputChars(a.ToolOutputCap())
 		for _, call := range reply.Message.ToolCalls {
 			a.emit(Event{Session: id, Kind: EventToolCall, Call: call})
-			out, isErr := a.runTool(ctx, call)
+			out, isErr := a.runCall(ctx, id, call)
 			a.emit(Event{Session: id, Kind: EventToolResult, Call: call, Result: out, IsError: isErr})
 			result := transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr}
 			if err := a.appendTo(st, &view, result); err != nil {

@@ -70,6 +70,8 @@ func TestTypeScriptMirror(t *testing.T) {
 		"RecoverResult":    reflect.TypeFor[api.RecoverResult](),
 		"CallOutcome":      reflect.TypeFor[api.CallOutcome](),
 		"Notice":           reflect.TypeFor[api.Notice](),
+		"ApproveParams":    reflect.TypeFor[api.ApproveParams](),
+		"UndoTurnResult":   reflect.TypeFor[api.UndoTurnResult](),
 	}
 	src, err := os.ReadFile(filepath.Join("..", "editors", "vscode", "src", "protocol.ts"))
 	if err != nil {
@@ -106,7 +108,7 @@ func TestTypeScriptMirror(t *testing.T) {
 	}
 	// The kinds the extension knows are the kinds the daemon sends.
 	for _, k := range []api.ErrorKind{api.KindContextBudget, api.KindToolCatalog, api.KindUncertainCalls, api.KindNoProvider, api.KindModelCall,
-		api.KindSessionNotFound, api.KindStoreLocked, api.KindStoreTooNew, api.KindMemoryNotFound, api.KindDiskFull, api.KindFailed} {
+		api.KindSessionNotFound, api.KindStoreLocked, api.KindStoreTooNew, api.KindMemoryNotFound, api.KindDiskFull, api.KindNothingToUndo, api.KindFailed} {
 		if !strings.Contains(string(src), fmt.Sprintf("'%s'", k)) {
 			t.Errorf("protocol.ts's ErrorKind lacks %q", k)
 		}

@@ -36,6 +36,8 @@ const (
 	KindMemoryNotFound ErrorKind = "memoryNotFound"
 	// KindDiskFull: the disk holding the store is too full to write safely.
 	KindDiskFull ErrorKind = "diskFull"
+	// KindNothingToUndo: the last turn changed no file that can be undone.
+	KindNothingToUndo ErrorKind = "nothingToUndo"
 	// KindFailed: anything else; the sentence says what.
 	KindFailed ErrorKind = "failed"
 )
@@ -119,6 +121,8 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindMemoryNotFound}, msg + " (" + w.Memories + " lists them)"
 	case errors.Is(err, storage.ErrDiskFull):
 		return ErrorData{Kind: KindDiskFull}, msg
+	case errors.Is(err, agent.ErrNothingToUndo):
+		return ErrorData{Kind: KindNothingToUndo}, msg
 	}
 	return ErrorData{Kind: KindFailed}, msg
 }

@@ -18,7 +18,7 @@ const (
 // Event is one alisio/event notification, and one --json line of a turn: what a turn reports as it runs.
 // Type says which fields are set: the compaction events (compaction_* and context_reduced) carry
 // compaction.Event's; delta Text and Reasoning; tool_call ID, Name and Arguments; tool_result ID, Name,
-// IsError and Chars; reply Text.
+// IsError, Chars and a command's ExitCode; reply Text.
 type Event struct {
 	V       int    `json:"v"`
 	Session string `json:"session"`
@@ -33,6 +33,8 @@ type Event struct {
 	Arguments string `json:"arguments,omitempty"`
 	IsError   *bool  `json:"isError,omitempty"`
 	Chars     *int   `json:"chars,omitempty"`
+	// ExitCode is a command's exit status (run_command results).
+	ExitCode *int `json:"exitCode,omitempty"`
 }
 
 // EventOf is the event a turn's agent.Event is sent as (ok false for what is not sent).
@@ -49,6 +51,7 @@ func EventOf(e agent.Event) (ev Event, ok bool) {
 	case agent.EventToolResult:
 		isError, chars := e.IsError, utf8.RuneCountInString(e.Result)
 		ev.Type, ev.ID, ev.Name, ev.IsError, ev.Chars = EventToolResult, e.Call.ID, e.Call.Name, &isError, &chars
+		ev.ExitCode = ExitCode(e.Call.Name, e.Result)
 	case agent.EventReply:
 		ev.Type, ev.Text = EventReply, e.Result
 	default:

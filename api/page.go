@@ -1,6 +1,10 @@
 package api
 
-import "github.com/alisio-lsp/alisio-lsp/transcript"
+import (
+	"fmt"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
 
 // CallState says how a tool call of a page ended.
 type CallState string
@@ -22,6 +26,20 @@ type CallOutcome struct {
 	// Result is the index in the page's Messages of the call's result, -1 when the page holds none.
 	Result int       `json:"result"`
 	State  CallState `json:"state"`
+	// ExitCode is a command's exit status (run_command).
+	ExitCode *int `json:"exitCode,omitempty"`
+}
+
+// ExitCode is the exit status a run_command result starts with ("exit code N"), nil for other results.
+func ExitCode(tool, result string) *int {
+	var code int
+	if tool != "run_command" {
+		return nil
+	}
+	if _, err := fmt.Sscanf(result, "exit code %d", &code); err != nil {
+		return nil
+	}
+	return &code
 }
 
 // PageMessage is a message of alisio/session's page, with the outcome of each of its tool calls, so that
@@ -51,7 +69,7 @@ func Pair(messages []transcript.Message, uncertain []string) []PageMessage {
 			o := CallOutcome{Result: -1, State: CallRunning}
 			for j := i + 1; j < len(messages) && messages[j].Role != transcript.RoleAssistant; j++ {
 				if r := messages[j]; r.Role == transcript.RoleTool && r.ToolCallID == c.ID {
-					o = CallOutcome{Result: j, State: CallDone}
+					o = CallOutcome{Result: j, State: CallDone, ExitCode: ExitCode(c.Name, r.Text)}
 					if r.IsError {
 						o.State = CallFailed
 					}

@@ -42,6 +42,13 @@ type Tools struct {
 	// Shell is what run_command runs commands with on Windows: "" (cmd.exe) or "powershell". Linux and macOS
 	// use /bin/sh.
 	Shell string `json:"shell,omitempty"`
+	// Approval says which calls wait for the user's approval: "ask" (edits, writes and commands), "auto-edit"
+	// (commands only), "auto" (none). Unset: "ask" for editors that answer approval requests, "auto" for other
+	// clients (the CLI).
+	Approval string `json:"approval,omitempty"`
+	// ApprovalTimeoutSeconds is how long a call waits for the user's answer before it counts as declined
+	// (default 600).
+	ApprovalTimeoutSeconds int `json:"approvalTimeoutSeconds,omitempty"`
 }
 
 // Compaction configures when and how the conversation is compacted.
@@ -460,6 +467,9 @@ func (c *Config) Validate() error {
 		check(validBaseURL(m.URL), field+".url", quote(m.URL), "an http:// or https:// URL")
 		check(m.TimeoutMs >= 0 && m.TimeoutMs <= 3_600_000, field+".timeoutMs", m.TimeoutMs, "0 (default 60000) to 3600000")
 	}
+	check(c.Tools.Approval == "" || c.Tools.Approval == "ask" || c.Tools.Approval == "auto-edit" || c.Tools.Approval == "auto", "tools.approval", quote(c.Tools.Approval),
+		`"ask" (edits and commands wait for you), "auto-edit" (commands wait) or "auto" (nothing waits)`)
+	check(c.Tools.ApprovalTimeoutSeconds >= 0, "tools.approvalTimeoutSeconds", fmt.Sprint(c.Tools.ApprovalTimeoutSeconds), "a number of seconds, 0 for the default (600)")
 	check(c.Tools.Shell == "" || c.Tools.Shell == "cmd" || c.Tools.Shell == "powershell", "tools.shell", quote(c.Tools.Shell), `"cmd" (the default) or "powershell" (Windows; Linux and macOS use /bin/sh)`)
 	if c.Profile != "" {
 		_, ok := c.Profiles[c.Profile]

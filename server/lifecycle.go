@@ -77,6 +77,12 @@ type initializeParams struct {
 		Window struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
+		Experimental struct {
+			Alisio struct {
+				// Approve: "request" or "notification" when the client answers approval questions.
+				Approve string `json:"approve"`
+			} `json:"alisio"`
+		} `json:"experimental"`
 	} `json:"capabilities"`
 }
 
@@ -92,6 +98,9 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	}
 	s.caps = clientCaps{configuration: p.Capabilities.Workspace.Configuration, workDoneProgress: p.Capabilities.Window.WorkDoneProgress,
 		watchedFilesRegistration: p.Capabilities.Workspace.DidChangeWatchedFiles.DynamicRegistration}
+	if a := p.Capabilities.Experimental.Alisio.Approve; a == approveByRequest || a == approveByNotification {
+		s.caps.approve = a
+	}
 	s.workspace = workspaceRoot(p)
 	// Windows on the same folder share its relevant files and one watcher.
 	s.shared = s.hub.joinWorkspace(s.workspace)

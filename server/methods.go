@@ -51,17 +51,19 @@ func handle[P any, R any](rule sessionRule, fn func(s *Server, ctx context.Conte
 
 // methods are the custom requests (docs/protocol.md documents each).
 var methods = map[string]handlerFunc{
-	"alisio/prompt":     handle(asGiven, (*Server).prompt),
-	"alisio/compact":    handle(orMostRecent, (*Server).compact),
-	"alisio/recover":    handle(orMostRecent, (*Server).recoverCalls),
-	"alisio/sessions":   handle(asGiven, (*Server).sessions),
-	"alisio/session":    handle(orMostRecent, (*Server).session),
-	"alisio/newSession": handle(asGiven, (*Server).newSession),
-	"alisio/checkpoint": handle(orMostRecent, (*Server).checkpoint),
-	"alisio/context":    handle(orMostRecent, (*Server).contextParts),
-	"alisio/tools":      handle(asGiven, (*Server).tools),
-	"alisio/status":     handle(orMostRecent, (*Server).statusRequest),
-	"alisio/memories":   handle(asGiven, (*Server).memories),
+	"alisio/prompt":         handle(asGiven, (*Server).prompt),
+	"alisio/compact":        handle(orMostRecent, (*Server).compact),
+	"alisio/recover":        handle(orMostRecent, (*Server).recoverCalls),
+	"alisio/sessions":       handle(asGiven, (*Server).sessions),
+	"alisio/session":        handle(orMostRecent, (*Server).session),
+	"alisio/newSession":     handle(asGiven, (*Server).newSession),
+	"alisio/checkpoint":     handle(orMostRecent, (*Server).checkpoint),
+	"alisio/context":        handle(orMostRecent, (*Server).contextParts),
+	"alisio/tools":          handle(asGiven, (*Server).tools),
+	"alisio/status":         handle(orMostRecent, (*Server).statusRequest),
+	"alisio/memories":       handle(asGiven, (*Server).memories),
+	"alisio/undoTurn":       handle(orMostRecent, (*Server).undoTurn),
+	"alisio/approvalAnswer": handle(asGiven, (*Server).approvalAnswer),
 }
 
 func methodNames() []string {
@@ -114,7 +116,7 @@ func (s *Server) prompt(ctx context.Context, ag *agent.Agent, p *api.PromptParam
 		return nil, err
 	}
 	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio")
-	res, err := ag.Prompt(ctx, id, p.Text)
+	res, err := ag.Prompt(s.approvalContext(ctx), id, p.Text)
 	s.changed(id)
 	if err != nil {
 		s.endProgress(id, prog, "failed")

@@ -101,6 +101,9 @@ type Server struct {
 	compacting map[string]bool
 	progress   map[string]*progress
 
+	// approvals are the approval questions waiting for the editor's answer (approval.go).
+	approvals approvals
+
 	inflightMu sync.Mutex
 	inflight   map[string]context.CancelFunc
 
@@ -116,6 +119,9 @@ type Server struct {
 
 type clientCaps struct {
 	configuration, workDoneProgress, watchedFilesRegistration bool
+	// approve is how the client answers approval questions: approveByRequest, approveByNotification, or ""
+	// (it does not).
+	approve string
 }
 
 // Serve runs the daemon on rwc until the client sends exit or the stream ends, and returns the process exit

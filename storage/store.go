@@ -853,6 +853,7 @@ func (s *Store) DeleteSession(id string) error {
 	}
 	s.dropPrefix(historyPrefix(id))
 	s.dropPrefix(viewSessionPrefix(id))
+	s.dropPrefix(changesPrefix(id))
 	return nil
 }
 

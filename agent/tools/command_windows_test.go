@@ -20,7 +20,7 @@ func TestRunCommand_Windows(t *testing.T) {
 	s, ws := workspace(t)
 	ctx := context.Background()
 	out, isErr := s.Run(ctx, "run_command", `{"command":"cd & echo err 1>&2 & exit 3"}`)
-	if isErr || !strings.HasPrefix(out, "exit code 3") || !strings.Contains(out, filepath.Base(ws)) || !strings.Contains(out, "err") {
+	if !isErr || !strings.HasPrefix(out, "exit code 3") || !strings.Contains(out, filepath.Base(ws)) || !strings.Contains(out, "err") {
 		t.Fatalf("run: %q", out)
 	}
 	// A background process: a copy of this test binary, started with start /b, writes its PID and waits.

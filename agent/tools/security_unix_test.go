@@ -196,7 +196,7 @@ func TestTools_WorkspaceEscapesAreRefused(t *testing.T) {
 func TestTools_RunCommand(t *testing.T) {
 	s, _ := workspace(t)
 	ctx := context.Background()
-	if out, isErr := s.Run(ctx, "run_command", `{"command":"pwd; echo err >&2; exit 3"}`); isErr || !strings.HasPrefix(out, "exit code 3") || !strings.Contains(out, "/ws") || !strings.Contains(out, "err") {
+	if out, isErr := s.Run(ctx, "run_command", `{"command":"pwd; echo err >&2; exit 3"}`); !isErr || !strings.HasPrefix(out, "exit code 3") || !strings.Contains(out, "/ws") || !strings.Contains(out, "err") {
 		t.Fatalf("run: %q", out)
 	}
 	start := time.Now()

@@ -315,19 +315,31 @@ func (s *Set) Run(ctx context.Context, name, arguments string) (result string, i
 		}
 		return fmt.Sprintf("Error: unknown tool %q. Available tools: %s.", name, strings.Join(names, ", ")), true
 	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
-		return fmt.Sprintf("Error: the arguments of %s are not a JSON object: %v", name, err), true
-	}
-	inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(arguments))
-	if err := t.schema.Validate(inst); err != nil {
-		return fmt.Sprintf("Error: invalid arguments for %s: %v", name, oneLine(err)), true
+	args, err := t.decode(name, arguments)
+	if err != nil {
+		return "Error: " + err.Error(), true
 	}
 	out, err := t.run(ctx, args)
+	if cf := (*commandFailed)(nil); errors.As(err, &cf) {
+		return capOutput(cf.output, s.OutputChars()), true
+	}
 	if err != nil {
 		return "Error: " + err.Error(), true
 	}
 	return capOutput(out, s.OutputChars()), false
+}
+
+// decode checks arguments against the tool's schema and returns them as an object.
+func (t *tool) decode(name, arguments string) (map[string]any, error) {
+	var args map[string]any
+	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
+		return nil, fmt.Errorf("the arguments of %s are not a JSON object: %v", name, err)
+	}
+	inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(arguments))
+	if err := t.schema.Validate(inst); err != nil {
+		return nil, fmt.Errorf("invalid arguments for %s: %v", name, oneLine(err))
+	}
+	return args, nil
 }
 
 func oneLine(err error) string {
@@ -633,33 +645,49 @@ func (s *Set) search(ctx context.Context, args map[string]any) (string, error) {
 }
 
 func (s *Set) writeFile(_ context.Context, args map[string]any) (string, error) {
-	p, at, err := s.path(args, "path")
+	w, err := s.planWrite(args)
 	if err != nil {
 		return "", err
 	}
-	if dir := filepath.Dir(at); dir != "." {
+	if dir := filepath.Dir(w.at); dir != "." {
 		if err := s.root.MkdirAll(dir, 0o755); err != nil {
-			return "", explain(p, err)
+			return "", explain(w.Path, err)
 		}
 	}
+	if err := s.writeAtomic(w.at, w.After, w.perm); err != nil {
+		return "", explain(w.Path, err)
+	}
+	s.note(w.Path, true)
+	return fmt.Sprintf("wrote %s (%d bytes)", w.Path, len(w.After)), nil
+}
+
+// planWrite is what write_file would write, and where, without writing.
+func (s *Set) planWrite(args map[string]any) (plannedWrite, error) {
+	p, at, err := s.path(args, "path")
+	if err != nil {
+		return plannedWrite{}, err
+	}
 	if err := s.singleLink(p, at); err != nil {
-		return "", err
+		return plannedWrite{}, err
 	}
+	w := plannedWrite{Change: Change{Path: p}, at: at, perm: 0o644}
 	content := args["content"].(string)
-	if old, err := s.root.ReadFile(at); err == nil && usesCRLF(old) {
-		content = toCRLF(content) // an existing file keeps its line endings
-	}
-	perm := fs.FileMode(0o644)
 	if info, err := s.root.Stat(at); err == nil {
-		perm = info.Mode().Perm()
+		w.perm, w.Existed = info.Mode().Perm(), true
+		if info.IsDir() {
+			return plannedWrite{}, fmt.Errorf("%s is a directory", p)
+		}
+		if old, err := s.root.ReadFile(at); err == nil {
+			w.Before = old
+			if usesCRLF(old) {
+				content = toCRLF(content) // an existing file keeps its line endings
+			}
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", explain(p, err) // a symlink leading out: refused, never replaced
+		return plannedWrite{}, explain(p, err) // a symlink leading out: refused, never replaced
 	}
-	if err := s.writeAtomic(at, []byte(content), perm); err != nil {
-		return "", explain(p, err)
-	}
-	s.note(p, true)
-	return fmt.Sprintf("wrote %s (%d bytes)", p, len(content)), nil
+	w.After = []byte(content)
+	return w, nil
 }
 
 // singleLink refuses to write a file that has other hard links: they may be outside the workspace, and
@@ -684,9 +712,22 @@ func (s *Set) singleLink(p, at string) error {
 }
 
 func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
-	p, raw, err := s.readText(args)
+	w, err := s.planEdit(args)
 	if err != nil {
 		return "", err
+	}
+	if err := s.writeAtomic(w.at, w.After, w.perm); err != nil {
+		return "", explain(w.Path, err)
+	}
+	s.note(w.Path, true)
+	return "edited " + w.Path, nil
+}
+
+// planEdit is what edit_file would write, and where, without writing.
+func (s *Set) planEdit(args map[string]any) (plannedWrite, error) {
+	p, raw, err := s.readText(args)
+	if err != nil {
+		return plannedWrite{}, err
 	}
 	oldText, newText := args["oldText"].(string), args["newText"].(string)
 	if usesCRLF(raw) { // the model writes \n; the file keeps its \r\n
@@ -694,24 +735,21 @@ func (s *Set) editFile(_ context.Context, args map[string]any) (string, error) {
 	}
 	switch n := strings.Count(string(raw), oldText); n {
 	case 0:
-		return "", fmt.Errorf("oldText was not found in %s; read the file and copy the exact text", p)
+		return plannedWrite{}, fmt.Errorf("oldText was not found in %s; read the file and copy the exact text", p)
 	case 1:
 	default:
-		return "", fmt.Errorf("oldText occurs %d times in %s; include more context so that it is unique", n, p)
+		return plannedWrite{}, fmt.Errorf("oldText occurs %d times in %s; include more context so that it is unique", n, p)
 	}
 	at := s.resolve(p)
 	info, err := s.root.Stat(at)
 	if err != nil {
-		return "", explain(p, err)
+		return plannedWrite{}, explain(p, err)
 	}
 	if err := s.singleLink(p, at); err != nil {
-		return "", err
+		return plannedWrite{}, err
 	}
-	if err := s.writeAtomic(at, []byte(strings.Replace(string(raw), oldText, newText, 1)), info.Mode().Perm()); err != nil {
-		return "", explain(p, err)
-	}
-	s.note(p, true)
-	return "edited " + p, nil
+	return plannedWrite{Change: Change{Path: p, Existed: true, Before: raw, After: []byte(strings.Replace(string(raw), oldText, newText, 1))},
+		at: at, perm: info.Mode().Perm()}, nil
 }
 
 func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, error) {
@@ -763,8 +801,18 @@ func (s *Set) runCommand(ctx context.Context, args map[string]any) (string, erro
 	} else if err != nil {
 		return "", fmt.Errorf("running the command: %v", err)
 	}
-	return fmt.Sprintf("exit code %d\n%s", code, text), nil
+	result := fmt.Sprintf("exit code %d\n%s", code, text)
+	if code != 0 {
+		return "", &commandFailed{result}
+	}
+	return result, nil
 }
+
+// commandFailed is a command that ran and exited non-zero: its output is the call's result, marked as an error
+// so that the model and the editors see the failure.
+type commandFailed struct{ output string }
+
+func (e *commandFailed) Error() string { return e.output }
 
 // usesCRLF reports whether text ends its lines with \r\n (its first line ending decides).
 func usesCRLF(text []byte) bool {

@@ -33,6 +33,10 @@ type Client struct {
 	Settings json.RawMessage
 	// ExitCode receives the server's exit code when Serve returns.
 	ExitCode chan int
+	// OnRequest, when set, answers the server's requests other than workspace/configuration (alisio/approve).
+	OnRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	// Experimental is sent as capabilities.experimental by Initialize.
+	Experimental any
 
 	mu       sync.Mutex
 	notes    []Notification
@@ -70,7 +74,7 @@ func (c *Client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	if _, ok := req.(*jsonrpc2.Call); ok {
 		c.mu.Lock()
 		c.requests = append(c.requests, req.Method())
-		settings := c.Settings
+		settings, onRequest := c.Settings, c.OnRequest
 		c.mu.Unlock()
 		go func() {
 			switch req.Method() {
@@ -80,6 +84,11 @@ func (c *Client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 				}
 				_ = reply(ctx, []json.RawMessage{settings}, nil)
 			default:
+				if onRequest != nil {
+					res, err := onRequest(ctx, req.Method(), req.Params())
+					_ = reply(ctx, res, err)
+					return
+				}
 				_ = reply(ctx, nil, nil)
 			}
 		}()
@@ -150,7 +159,7 @@ func (c *Client) Initialize(ctx context.Context, root string, options any, workD
 	err := c.Call(ctx, "initialize", map[string]any{
 		"processId": 1, "rootUri": string(uri.File(root)), "initializationOptions": options,
 		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": workDoneProgress},
-			"workspace": map[string]any{"configuration": configuration}},
+			"workspace": map[string]any{"configuration": configuration}, "experimental": c.Experimental},
 	}, &res)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import * as crypto from 'crypto';
 
 /** What the chat asks the extension to do: send a prompt, stop the turn, compact, recover, switch or start a
  * session, show earlier messages. */
-export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' } | { type: 'send'; text: string };
+export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' | 'retry' } | { type: 'send'; text: string };
 
 export class ChatView implements vscode.WebviewViewProvider {
   private webviews = new Set<vscode.Webview>();

@@ -1,6 +1,7 @@
 // The commands of the palette, the status bar menu and the chat's buttons (package.json lists them).
 import * as vscode from 'vscode';
-import { runTurn } from './conversation';
+import { undoTurn } from './approval';
+import { refreshChat, runTurn } from './conversation';
 import { askForFolder, Ctx, hasFolder } from './ctx';
 import * as meter from './meter';
 import { ContextResult } from './protocol';
@@ -86,6 +87,7 @@ export function registerCommands(ctx: Ctx) {
       { label: '$(bookmark) Show Checkpoint', command: 'alisio.showCheckpoint' },
       { label: '$(list-selection) Switch Session', command: 'alisio.switchSession' },
       { label: '$(add) New Session', command: 'alisio.newSession' },
+      { label: '$(discard) Undo Changes of the Last Turn', description: 'put back the files the last turn wrote', command: 'alisio.undoTurn' },
       { label: '$(debug-restart) Restart Server', command: 'alisio.restartServer' },
       { label: '$(output) Show Logs', command: 'alisio.showLogs' },
     ];
@@ -164,5 +166,9 @@ export function registerCommands(ctx: Ctx) {
     void vscode.window.showInformationMessage(`Alisio: ${kind === 'mcpServers' ? 'MCP server' : 'plugin'} ${name} ${disabled ? 'enabled' : 'disabled'}; it applies from the next model call.`);
   });
   register('alisio.restartServer', () => restartClient(ctx));
+  register('alisio.undoTurn', async () => {
+    await undoTurn(ctx);
+    await refreshChat(ctx);
+  });
   register('alisio.showLogs', () => ctx.output.show());
 }

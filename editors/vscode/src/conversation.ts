@@ -43,7 +43,8 @@ export async function refreshChat(ctx: Ctx, earlier = false) {
       return;
     }
     ctx.shown = { session: res.session.id, from: res.offset ?? 0 };
-    chat.post({ type: 'session', messages: res.messages || [], notices: ctx.lastStatus?.session === res.session.id ? ctx.lastStatus.notices ?? [] : [], status: ctx.lastStatus, model,
+    ctx.shownMessages = ctx.lastStatus?.session === res.session.id ? ctx.lastStatus.messages : undefined;
+    chat.post({ type: 'session', messages: res.messages || [], notices: ctx.lastStatus?.session === res.session.id ? ctx.lastStatus.notices ?? [] : [], status: ctx.lastStatus, failedTurn: ctx.failedTurn, model,
       title: res.session.title || res.session.id, running: false, earlier: res.offset ?? 0, compacted: res.compactedMessages ?? 0, keepScroll: earlier });
   } catch (e) {
     ctx.output.error(`alisio/session: ${(e as Error).message}`);
@@ -58,25 +59,28 @@ export async function runTurn(ctx: Ctx, text: string) {
     return askForFolder();
   }
   if (ctx.turn) {
+    chat.post({ type: 'unsent', text }); // back into the input, not lost
     void vscode.window.showWarningMessage('Alisio: a turn is already running; wait for it or press Stop.');
     return;
   }
   const turn = new vscode.CancellationTokenSource();
   ctx.turn = turn;
+  ctx.failedTurn = undefined;
   chat.post({ type: 'turn', text });
   ctx.agentOutput.appendLine(`\n# ${text}`);
-  const res = await ctx.request<PromptResult>('alisio/prompt', { session: ctx.session, text }, turn.token,
-    (message) => chat.post({ type: 'done', error: message }));
+  let failure: string | undefined;
+  const res = await ctx.request<PromptResult>('alisio/prompt', { session: ctx.session, text }, turn.token, (message) => { failure = message; });
   const stopped = turn.token.isCancellationRequested;
   turn.dispose();
   ctx.turn = undefined;
   if (res) {
     ctx.session = res.session;
     ctx.agentOutput.appendLine(`\n---\n${res.reply}${res.cut ? '\n(the reply was cut by limits.maxOutputTokens)' : ''}`);
-    chat.post({ type: 'done' });
-  } else if (stopped) {
-    chat.post({ type: 'done', error: 'The turn was stopped. What it did is kept; the next prompt continues.' });
+  } else {
+    // The marker stays where the reply would be, across redraws, until the next turn.
+    ctx.failedTurn = { prompt: text, message: stopped ? 'The turn was stopped. What it did is kept; the next prompt continues.' : failure ?? 'The turn failed.' };
   }
+  chat.post({ type: 'done' });
   await refreshChat(ctx);
 }
 
@@ -92,6 +96,11 @@ export async function onChatAction(ctx: Ctx, a: ChatAction) {
       return;
     case 'send':
       return runTurn(ctx, a.text);
+    case 'retry':
+      if (ctx.failedTurn) {
+        return runTurn(ctx, ctx.failedTurn.prompt);
+      }
+      return;
     case 'stop':
       ctx.turn?.cancel();
       return;

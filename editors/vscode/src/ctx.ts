@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
 import type { ChatView } from './chat';
 import type { Docs } from './docs';
+import { Proposals } from './approval';
 import { AlisioEvent, errorKind, Status } from './protocol';
 
 /** noFolder says what to do in a window without a folder: the agent works only inside one. */
@@ -30,7 +31,7 @@ const errorActions: Record<string, string[]> = {
 };
 const actionCommands: Record<string, string> = {
   'Alisio: Compact': 'alisio.compact', 'Alisio: New Session': 'alisio.newSession',
-  'Alisio: Show Tools': 'alisio.showTools', 'Alisio: Recover Uncertain Tool Calls': 'alisio.recover',
+  'Alisio: Show Tools': 'alisio.showTools', 'Alisio: Undo Changes of the Last Turn': 'alisio.undoTurn', 'Alisio: Recover Uncertain Tool Calls': 'alisio.recover',
 };
 
 export class Ctx {
@@ -52,6 +53,12 @@ export class Ctx {
   /** The chat's window onto the session's history, and the count of its requests (only the latest is drawn). */
   shown: { session: string; from: number } | undefined;
   chatRequests = 0;
+  /** The message count of the session the chat last drew: a status with another redraws it. */
+  shownMessages: number | undefined;
+  /** The last turn that failed or was stopped: the chat shows it under the conversation with Retry. */
+  failedTurn: { prompt: string; message: string } | undefined;
+  /** The proposed texts the approval diffs show. */
+  readonly proposals = new Proposals();
 
   constructor(
     readonly extension: vscode.ExtensionContext,
@@ -87,10 +94,12 @@ export class Ctx {
       }
       this.output.error(`${method}: ${err.message || e}`);
       onError?.(err.message || String(e));
-      const choice = await vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...(errorActions[errorKind(e)] ?? []));
-      if (choice && actionCommands[choice]) {
-        await vscode.commands.executeCommand(actionCommands[choice]);
-      }
+      // Not awaited: the caller goes on (a failed turn ends at once) while the message waits for the user.
+      void vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...(errorActions[errorKind(e)] ?? [])).then((choice) => {
+        if (choice && actionCommands[choice]) {
+          void vscode.commands.executeCommand(actionCommands[choice]);
+        }
+      });
       return undefined;
     }
   }

@@ -7,6 +7,7 @@
 //   protocol      the alisio/* types (mirror of Go's api)    meter, render, chat, webview, participant: views
 import * as vscode from 'vscode';
 import { ChatView } from './chat';
+import { PROPOSED_SCHEME } from './approval';
 import { registerCommands } from './commands';
 import { settings } from './config';
 import { onChatAction, refreshChat } from './conversation';
@@ -28,7 +29,8 @@ export async function activate(context: vscode.ExtensionContext) {
   ctx.chat = new ChatView(context.extensionUri, (a) => void onChatAction(ctx, a));
   ctx.docs = new Docs();
   context.subscriptions.push(vscode.window.registerWebviewViewProvider('alisio.chat', ctx.chat));
-  context.subscriptions.push(ctx.output, ctx.agentOutput, item, ctx.docs, vscode.workspace.registerTextDocumentContentProvider('alisio', ctx.docs));
+  context.subscriptions.push(ctx.output, ctx.agentOutput, item, ctx.docs, vscode.workspace.registerTextDocumentContentProvider('alisio', ctx.docs),
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, ctx.proposals));
   registerCommands(ctx);
 
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {

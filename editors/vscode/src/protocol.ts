@@ -75,6 +75,7 @@ export interface AlisioEvent {
   arguments?: string;
   isError?: boolean;
   chars?: number;
+  exitCode?: number;
 }
 
 /** What a failed request's error carries (its data): the kind, and the figures that kind needs. */
@@ -90,7 +91,7 @@ export interface ErrorData {
 }
 
 /** The kinds of failure (api.ErrorKind). */
-export type ErrorKind = 'contextBudget' | 'toolCatalog' | 'uncertainCalls' | 'noProvider' | 'modelCall' | 'sessionNotFound' | 'storeLocked'
+export type ErrorKind = 'contextBudget' | 'toolCatalog' | 'uncertainCalls' | 'noProvider' | 'modelCall' | 'sessionNotFound' | 'storeLocked' | 'nothingToUndo'
   | 'storeTooNew' | 'memoryNotFound' | 'diskFull' | 'failed';
 
 /** The kind of a request's error, from its data ('failed' when it carries none). */
@@ -181,4 +182,28 @@ export type CallState = 'done' | 'failed' | 'uncertain' | 'running';
 export interface CallOutcome {
   result: number;
   state: CallState;
+  /** A command's exit status. */
+  exitCode?: number;
+}
+
+/** alisio/approve's params: a call that waits for the user before it runs — an edit (path, newText) or a
+ * command. */
+export interface ApproveParams {
+  v: number;
+  session: string;
+  kind: 'edit' | 'command';
+  call: { id: string; name: string; arguments: string };
+  path?: string;
+  exists?: boolean;
+  newText?: string;
+  command?: string;
+  approval?: string;
+  timeoutSeconds: number;
+}
+
+/** What alisio/undoTurn did: the files put back, and those changed since the turn (left alone unless forced). */
+export interface UndoTurnResult {
+  session: string;
+  restored: string[] | null;
+  changedSince: string[] | null;
 }

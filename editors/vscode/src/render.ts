@@ -65,6 +65,8 @@ export interface ToolResult {
   text?: string;
   isError?: boolean;
   chars?: number;
+  /** A command's exit status. */
+  exitCode?: number;
 }
 
 /** toolCall is one tool call as one line (tool, what it ran, result size; failures in red, uncertain calls
@@ -77,7 +79,8 @@ export function toolCall(call: { id: string; name: string; arguments: string }, 
   } else if (state === 'running' || !result) {
     size = '<span class="running">running…</span>';
   } else if (state === 'failed') {
-    size = `<span class="error">✗ failed · ${human(result.chars ?? chars(result.text))} chars</span>`;
+    const why = result.exitCode !== undefined ? `exit ${result.exitCode}` : 'failed';
+    size = `<span class="error">✗ ${why} · ${human(result.chars ?? chars(result.text))} chars</span>`;
     cls += ' failed';
   } else {
     size = `${human(result.chars ?? chars(result.text))} chars`;
@@ -116,7 +119,7 @@ export function conversation(messages: ChatMessage[], notices: Notice[], page: P
       } else if (m.role === 'assistant') {
         const calls = (m.toolCalls || []).map((c, k) => {
           const o = m.outcomes?.[k] ?? { result: -1, state: 'running' as CallState };
-          return toolCall(c, o.result >= 0 ? messages[o.result] : undefined, o.state);
+          return toolCall(c, o.result >= 0 ? { ...messages[o.result], exitCode: o.exitCode } : undefined, o.state);
         }).join('');
         const inner = (m.text ? markdown(m.text) : '') + calls;
         if (last === 'assistant') {

@@ -1,11 +1,12 @@
 // Starting alisio-lsp: finding it (or saying how to install it) and connecting the language client.
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { findOnPath, serverCommand, settings } from './config';
+import { approvalFeature, listenForApprovals } from './approval';
 import { refreshChat } from './conversation';
 import { Ctx, hasFolder } from './ctx';
 import { onEvent } from './events';
-import { onStatus, render } from './status';
+import { onStatus, refreshStatus, render } from './status';
 
 async function showInstall(cmd: string) {
   const choice = await vscode.window.showErrorMessage(
@@ -56,17 +57,35 @@ export async function startClient(ctx: Ctx) {
   ctx.client = client;
   client.onNotification('alisio/status', (st) => onStatus(ctx, st));
   client.onNotification('alisio/event', (ev) => onEvent(ctx, ev));
+  client.registerFeature(approvalFeature);
+  // A server that stops (a crash) ends what it was showing: the compaction's progress, the running turn.
+  client.onDidChangeState((e) => {
+    if (e.newState === State.Stopped) {
+      ctx.compacting = false;
+      ctx.endProgress?.();
+      ctx.endProgress = undefined;
+      render(ctx, undefined);
+    }
+  });
+  listenForApprovals(ctx, client, ctx.proposals);
   await client.start();
   ctx.extension.subscriptions.push(client);
   render(ctx, undefined); // the meter shows from the start: "Alisio –" until the workspace has a session
   void refreshChat(ctx);
 }
 
-/** restartClient stops the server and starts it again. */
+/** restartClient stops the server and starts it again, and says so once the meter is back. */
 export async function restartClient(ctx: Ctx) {
   if (ctx.client) {
     await ctx.client.stop();
     ctx.client = undefined;
   }
+  ctx.compacting = false;
+  ctx.endProgress?.();
+  ctx.endProgress = undefined;
   await startClient(ctx);
+  if (ctx.client) {
+    await refreshStatus(ctx);
+    void vscode.window.showInformationMessage('Alisio: the server restarted.');
+  }
 }

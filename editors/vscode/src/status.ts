@@ -1,6 +1,7 @@
 // The meter in the status bar: drawn from the daemon's alisio/status, and asked for after a command.
 import * as vscode from 'vscode';
 import { Ctx, hasFolder, noFolder } from './ctx';
+import { refreshChat } from './conversation';
 import * as meter from './meter';
 import { Status } from './protocol';
 
@@ -32,6 +33,12 @@ export function onStatus(ctx: Ctx, st: Status) {
   ctx.session = st.session;
   render(ctx, st);
   ctx.chat?.post({ type: 'status', status: st });
+  // One source of truth: whoever changed the session (a command, the menu, another window, the CLI), the chat
+  // redraws from it when it shows another session or another count of messages — never during a turn.
+  if (!ctx.turn && (ctx.shown?.session !== st.session || ctx.shownMessages !== st.messages)) {
+    ctx.shownMessages = st.messages;
+    void refreshChat(ctx);
+  }
 }
 
 /** refreshStatus asks for the meter of the current session. */

@@ -14,7 +14,9 @@ const vscode = acquireVsCodeApi();
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
 const head = $('header'), log = $('log'), input = $('input') as HTMLTextAreaElement, send = $('send'), stop = $('stop');
 let status: Status | undefined, model = '', title = '';
-let streaming: { text: string; el: HTMLElement; calls: Map<string, { name: string; arguments: string; el: HTMLElement }> } | undefined;
+// The turn streaming: its element, the text segment being written (text after a tool call starts a new one, so
+// that text and calls show in the order they happened), and its calls by ID.
+let streaming: { el: HTMLElement; seg: HTMLElement | undefined; text: string; calls: Map<string, { name: string; arguments: string; el: HTMLElement }> } | undefined;
 
 function drawHeader() {
   head.innerHTML = header(status, model, title);
@@ -46,6 +48,10 @@ window.addEventListener('message', (e: MessageEvent) => {
         // Loading earlier messages keeps in view what the user was reading; any other redraw goes to the end.
         const fromEnd = log.scrollHeight - log.scrollTop;
         log.innerHTML = conversation((m.messages || []) as ChatMessage[], m.notices || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 }, m.empty);
+        if (m.failedTurn) {
+          log.querySelector('.empty')?.remove();
+          log.insertAdjacentHTML('beforeend', `<div class="notice error failed-turn">${markdown(m.failedTurn.message)} <button data-action="retry">Retry</button></div>`);
+        }
         if (m.openFolder) {
           log.querySelector('.empty')?.insertAdjacentHTML('beforeend', ' <button data-action="openFolder">Open Folder</button>');
         }
@@ -64,30 +70,36 @@ window.addEventListener('message', (e: MessageEvent) => {
     case 'turn': // a turn starts: the prompt, and where the reply streams
       running(true);
       log.querySelector('.empty')?.remove();
+      log.querySelector('.failed-turn')?.remove();
       log.insertAdjacentHTML('beforeend', `<div class="msg user"><div class="who">You</div>${markdown(m.text)}</div>` +
-        '<div class="msg assistant streaming"><div class="who">Alisio</div><div class="text"></div><div class="calls"></div></div>');
-      streaming = { text: '', el: log.lastElementChild as HTMLElement, calls: new Map() };
+        '<div class="msg assistant streaming"><div class="who">Alisio</div></div>');
+      streaming = { el: log.lastElementChild as HTMLElement, seg: undefined, text: '', calls: new Map() };
       scrollDown();
       break;
     case 'delta':
       if (streaming) {
+        if (!streaming.seg) {
+          streaming.el.insertAdjacentHTML('beforeend', '<div class="text"></div>');
+          streaming.seg = streaming.el.lastElementChild as HTMLElement;
+          streaming.text = '';
+        }
         streaming.text += m.text;
-        (streaming.el.querySelector('.text') as HTMLElement).innerHTML = markdown(streaming.text);
+        streaming.seg.innerHTML = markdown(streaming.text);
         scrollDown();
       }
       break;
     case 'tool_call':
       if (streaming) {
-        const calls = streaming.el.querySelector('.calls') as HTMLElement;
-        calls.insertAdjacentHTML('beforeend', toolCall({ id: m.id, name: m.name, arguments: m.arguments }, undefined, 'running'));
-        streaming.calls.set(m.id, { name: m.name, arguments: m.arguments, el: calls.lastElementChild as HTMLElement });
+        streaming.el.insertAdjacentHTML('beforeend', toolCall({ id: m.id, name: m.name, arguments: m.arguments }, undefined, 'running'));
+        streaming.calls.set(m.id, { name: m.name, arguments: m.arguments, el: streaming.el.lastElementChild as HTMLElement });
+        streaming.seg = undefined; // text after the call comes below it
         scrollDown();
       }
       break;
     case 'tool_result': {
       const c = streaming?.calls.get(m.id);
       if (c) {
-        c.el.outerHTML = toolCall({ id: m.id, name: c.name, arguments: c.arguments }, { isError: m.isError, chars: m.chars }, m.isError ? 'failed' : 'done');
+        c.el.outerHTML = toolCall({ id: m.id, name: c.name, arguments: c.arguments }, { isError: m.isError, chars: m.chars, exitCode: m.exitCode }, m.isError ? 'failed' : 'done');
       }
       break;
     }

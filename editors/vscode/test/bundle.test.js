@@ -61,7 +61,8 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
   fs.writeFileSync(path.join(ws, 'main.go'), 'package main\n');
   const settings = { alisio: { serverPath: BIN, dataDir: data, limits: { maxContextChars: 20000 }, mcpServers: { docs: { command: '/nonexistent/docs-mcp' } },
     provider: { kind: 'openai', baseURL: url, model: 'alisio-test' } } };
-  const answers = { inputBox: 'parser' };
+  // The extension announces that it answers approvals, so the daemon asks before the command runs: Run.
+  const answers = { inputBox: 'parser', warningChoice: (text, ...items) => (items.includes('Run') ? 'Run' : undefined) };
   const { vscode, shown, statusItem, commands } = create(settings, ws, answers);
   const ext = loadExtension(vscode);
   const context = { subscriptions: [], extensionPath: path.join(__dirname, '..'), extensionUri: vscode.Uri.file(path.join(__dirname, '..')) };
@@ -90,6 +91,7 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     const last = view.posted.filter((m) => m.type === 'session').at(-1);
     assert.deepStrictEqual(last.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
     // The 6,012-char output, capped for a 20,000-char budget at 2,000 chars (its head and tail, and a note).
+    assert.ok(shown.warning.some((w) => w.startsWith("Alisio wants to run: head -c 6000")), `no question before the command: ${shown.warning}`);
     const chars = view.posted.find((m) => m.type === 'tool_result').chars;
     assert.ok(chars > 2000 && chars < 2100, `tool result of ${chars} chars`);
     assert.match(shown.outputs['Alisio: Agent'], /→ run_command[\s\S]*hello from the test provider/);

@@ -94,3 +94,11 @@ test('the last page of a long session starts with a button that loads earlier me
   assert.match(none, /40 messages compacted into a checkpoint, now 14 chars<\/summary>/);
   assert.doesNotMatch(none, /class="originals"/);
 });
+
+test('a command that exited non-zero shows ✗ with its exit code', () => {
+  const html = render.conversation([
+    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"make test"}' }], outcomes: [{ result: 1, state: 'failed', exitCode: 2 }] },
+    { role: 'tool', toolCallId: 'c1', text: 'exit code 2\nFAIL', isError: true },
+  ], []);
+  assert.match(html, /<code>make test<\/code> · <span class="error">✗ exit 2 · 16 chars<\/span>/);
+});

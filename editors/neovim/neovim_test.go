@@ -370,8 +370,11 @@ func TestNeovim_Chat(t *testing.T) {
 	if p, _ := res["progress"].(string); p == "" {
 		t.Errorf("no $/progress during the turn: %v", res["progress"])
 	}
+	if rv, _ := res["review"].(map[string]any); rv["kind"] != "command" || !strings.Contains(lines(res["review_lines"]), "ga runs it · gr skips it") {
+		t.Errorf("the question before the command: %v\n%s", res["review"], lines(res["review_lines"]))
+	}
 	chat := lines(res["chat_after_turn"])
-	for _, want := range []string{"## You", "run the build\nand say hello", "## Alisio", "→ run_command head -c 6000 /dev/zero | tr '\\0' b; exit 2 · 2.0k chars",
+	for _, want := range []string{"## You", "run the build\nand say hello", "## Alisio", "→ run_command head -c 6000 /dev/zero | tr '\\0' b; exit 2 · ✗ exit 2 (2.0k chars)",
 		"The build failed with exit code 2.\nLine two of the reply, long enough to arrive in several streamed pieces."} {
 		if !strings.Contains(chat, want) {
 			t.Errorf("the chat after the turn lacks %q:\n%s", want, chat)
@@ -435,5 +438,41 @@ func TestNeovim_HealthFindsBadSettingsAndADeadProvider(t *testing.T) {
 		if !strings.Contains(h, want) {
 			t.Errorf("checkhealth lacks %q:\n%s", want, h)
 		}
+	}
+}
+
+// TestNeovim_ReviewAndUndo: with the plugin the daemon asks before an edit; the edit opens as a diff in its own
+// tab, ga accepts it and the edited file's buffer shows it at once; a new file rejected with gr is not written;
+// :AlisioUndoTurn puts the file back and its buffer with it.
+func TestNeovim_ReviewAndUndo(t *testing.T) {
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{
+			{ID: "c1", Name: "edit_file", Arguments: `{"path":"main.go","oldText":"package main","newText":"package main // reviewed"}`},
+			{ID: "c2", Name: "write_file", Arguments: `{"path":"new.txt","content":"not wanted\n"}`},
+		}},
+		{Text: "Marked."},
+	}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ws, data := workspace(t)
+	r := nvim(t, "review.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data, "ALISIO_URL="+hs.URL+"/v1")
+	res := r.Results
+	if rv, _ := res["edit_review"].(map[string]any); rv["kind"] != "edit" || rv["path"] != "main.go" || res["tabs"] != float64(2) {
+		t.Errorf("the edit's review %v in %v tabs", res["edit_review"], res["tabs"])
+	}
+	if d := fmt.Sprint(res["diff"]); !strings.Contains(d, "diff:true lines:[package main]") || !strings.Contains(d, "diff:true lines:[package main // reviewed]") {
+		t.Errorf("the diff: %s", d)
+	}
+	if lines(res["main_after_turn"]) != "package main // reviewed" || res["main_modified"] != false {
+		t.Errorf("main.go's buffer after the turn: %q (modified %v)", lines(res["main_after_turn"]), res["main_modified"])
+	}
+	if res["new_exists"] != false || res["tabs_after_turn"] != float64(1) {
+		t.Errorf("the rejected file exists: %v; tabs after the turn: %v", res["new_exists"], res["tabs_after_turn"])
+	}
+	if lines(res["main_after_undo"]) != "package main" {
+		t.Errorf("main.go's buffer after :AlisioUndoTurn: %q", lines(res["main_after_undo"]))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "main.go")); string(b) != "package main\n" {
+		t.Errorf("main.go on disk after the undo: %q", b)
 	}
 }

@@ -3,7 +3,7 @@
 return {
   cmd = { 'alisio-lsp', 'serve' },
   root_markers = { '.git', 'go.mod', 'package.json' },
-  capabilities = { window = { workDoneProgress = true } },
+  capabilities = { window = { workDoneProgress = true }, experimental = { alisio = { approve = 'notification' } } },
   handlers = require('alisio').handlers,
   settings = { alisio = {} },
 }

@@ -1,6 +1,7 @@
--- Attach, the meter in the statusline, :AlisioPrompt streaming, :AlisioCompact parser changing the meter.
+-- Attach, the meter in the statusline (with tools.approval "auto": nothing asks), :AlisioPrompt streaming, :AlisioCompact parser changing the meter.
 local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
-local alisio = H.setup()
+-- tools.approval = 'auto' (set by the user) holds for this editor too: the command runs unasked.
+local alisio = H.setup({ settings = { tools = { approval = 'auto' } } })
 vim.o.statusline = "main.go%=%{v:lua.require'alisio'.statusline()} "
 vim.cmd('edit ' .. os.getenv('ALISIO_WS') .. '/main.go')
 H.wait(10000, function() return alisio.client_id() ~= nil end, 'the client')

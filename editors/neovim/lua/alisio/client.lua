@@ -97,6 +97,8 @@ function M.start(bufnr, root)
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.window = capabilities.window or {}
   capabilities.window.workDoneProgress = true
+  -- Approval questions are answered by alisio/approvalAnswer after an alisio/approve notification (review.lua).
+  capabilities.experimental = { alisio = { approve = 'notification' } }
   local conf = {
     name = 'alisio',
     cmd = cfg.cmd,
@@ -162,6 +164,13 @@ function M.restart()
     if M.start(vim.api.nvim_get_current_buf()) then
       local root = vim.lsp.get_client_by_id(state.client_id).config.root_dir
       util.notify((started_before and 'alisio-lsp restarted for ' or 'alisio-lsp started for ') .. vim.fn.fnamemodify(root, ':~'))
+      -- The meter at once, not at the next prompt.
+      M.request('alisio/status', { session = state.session }, function(err, st)
+        if not err and st then
+          state.session, state.status = st.session, st
+          statusline.redraw()
+        end
+      end)
     end
   end
   if not c then

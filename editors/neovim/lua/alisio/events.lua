@@ -12,6 +12,15 @@ local function streaming(ev)
   return state.turn ~= nil and (state.turn.session == nil or ev.session == nil or ev.session == state.turn.session)
 end
 
+-- writes are the paths of the edit and write calls running, by call ID: their buffers reload when they land.
+local writes = {}
+
+-- written is the path a file-writing call's arguments name.
+local function written(arguments)
+  local ok, args = pcall(vim.fn.json_decode, arguments or '')
+  return ok and type(args) == 'table' and type(args.path) == 'string' and args.path or nil
+end
+
 local function on_event(ev)
   local t, levels = ev.type, util.levels
   if t == 'compaction_started' then
@@ -39,10 +48,21 @@ local function on_event(ev)
   elseif t == 'delta' and ev.text and ev.text ~= '' and streaming(ev) then
     state.turn.session = state.turn.session or ev.session
     chat.append(ev.text)
-  elseif t == 'tool_call' and streaming(ev) then
-    chat.append_lines({ '', string.format('→ %s %s · running…', ev.name or '?', chat.summary(ev.arguments)) })
-  elseif t == 'tool_result' and streaming(ev) then
-    chat.append_lines({ string.format('  %s %s chars', ev.isError and '✗ failed,' or '✓', chat.human(ev.chars or 0)), '' })
+  elseif t == 'tool_call' then
+    writes[ev.id or ''] = (ev.name == 'edit_file' or ev.name == 'write_file') and written(ev.arguments) or nil
+    if streaming(ev) then
+      chat.append_lines({ '', string.format('→ %s %s · running…', ev.name or '?', chat.summary(ev.arguments)) })
+    end
+  elseif t == 'tool_result' then
+    local path = writes[ev.id or '']
+    writes[ev.id or ''] = nil
+    if path and not ev.isError then
+      require('alisio.review').reload({ path }) -- no buffer shows the file as it was
+    end
+    if streaming(ev) then
+      local how = ev.isError and (ev.exitCode and string.format('✗ exit %d,', ev.exitCode) or '✗ failed,') or '✓'
+      chat.append_lines({ string.format('  %s %s chars', how, chat.human(ev.chars or 0)), '' })
+    end
   end
 end
 
@@ -65,6 +85,17 @@ M.handlers = {
   ['alisio/event'] = function(err, params)
     if not err and params then
       on_event(params)
+    end
+  end,
+  -- Approval questions come as notifications: before 0.10 a handler of a server's request must answer at once.
+  ['alisio/approve'] = function(err, params)
+    if not err and params then
+      vim.schedule(function() require('alisio.review').ask(params) end)
+    end
+  end,
+  ['alisio/approvalWithdrawn'] = function(err, params)
+    if not err and params then
+      vim.schedule(function() require('alisio.review').withdrawn(params) end)
     end
   end,
 }

@@ -12,6 +12,7 @@ local events = require('alisio.events')
 local state = require('alisio.state')
 local statusline = require('alisio.statusline')
 local util = require('alisio.util')
+local review = require('alisio.review')
 local views = require('alisio.views')
 
 local M = {}
@@ -71,6 +72,18 @@ M.sessions = commands.sessions
 M.checkpoint = views.checkpoint
 M.context = views.context
 M.tools = views.tools
+M.undo_turn = review.undo_turn
+M.review = review.pending
+
+--- accept accepts the change (runs the command) Alisio waits on (:AlisioAccept, ga in the review).
+function M.accept()
+  review.answer(true)
+end
+
+--- reject rejects the change (skips the command) Alisio waits on (:AlisioReject, gr in the review).
+function M.reject()
+  review.answer(false)
+end
 
 --- status returns the last meter payload (nil before the first).
 function M.status()

@@ -152,12 +152,15 @@ local function scratch(name, ft)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = ft
+  -- Vim's markdown syntax marks every underscore inside a word (each tool name) as an error.
+  vim.api.nvim_buf_call(buf, function() vim.cmd('silent! syntax clear markdownError') end)
   return buf
 end
 
 local hint
 
---- open shows the chat split (creating it when needed) with the input window below, and returns the chat buffer.
+--- open shows the chat split (creating it when needed) with the input window below, puts the cursor in the input,
+--- and returns the chat buffer.
 --- actions: { send = fn(text), stop = fn(), earlier = fn() }.
 function M.open(actions)
   state.buf = scratch(CHAT, 'markdown')
@@ -211,6 +214,7 @@ function M.open(actions)
   end, 'Alisio: show earlier messages, or open/close a fold')
   map(state.input, 'i', '<C-s>', send, 'Alisio: send')
   hint(state.input)
+  vim.api.nvim_set_current_win(win_of(state.input)) -- :Alisio always lands in the input
   return state.buf
 end
 

@@ -1,0 +1,35 @@
+-- Review before it lands: an edit opens as a diff (the file against the proposed text) in its own tab; ga in
+-- it accepts, and the buffer of the edited file shows the change at once (no stale buffer, no warning on :w);
+-- a new file rejected with gr is not written; :AlisioUndoTurn puts the file back and reloads its buffer.
+local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
+local alisio = H.setup()
+local ws = os.getenv('ALISIO_WS')
+vim.cmd('edit ' .. ws .. '/main.go')
+local main = vim.api.nvim_get_current_buf()
+H.wait(10000, function() return alisio.client_id() ~= nil and vim.lsp.get_client_by_id(alisio.client_id()).initialized end, 'the client')
+vim.cmd('AlisioPrompt mark main')
+H.wait(15000, function() return alisio.review() ~= nil end, 'the edit to review')
+H.record('edit_review', alisio.review())
+H.record('tabs', #vim.api.nvim_list_tabpages())
+local wins = vim.api.nvim_tabpage_list_wins(0)
+local diff = {}
+for _, w in ipairs(wins) do
+  table.insert(diff, { name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)), ':t'), diff = vim.wo[w].diff,
+    lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false) })
+end
+H.record('diff', diff)
+vim.api.nvim_feedkeys('ga', 'x', false)
+H.wait(15000, function() return alisio.review() ~= nil and alisio.review().path == 'new.txt' end, 'the new file to review')
+H.record('tabs_after_accept', #vim.api.nvim_list_tabpages())
+vim.api.nvim_feedkeys('gr', 'x', false)
+H.wait(15000, function() return alisio.statusline():find('[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]') == nil and alisio.status() ~= nil end, 'the end of the turn')
+vim.wait(300)
+H.record('tabs_after_turn', #vim.api.nvim_list_tabpages())
+H.record('main_after_turn', vim.api.nvim_buf_get_lines(main, 0, -1, false))
+H.record('main_modified', vim.bo[main].modified)
+H.record('new_exists', vim.loop.fs_stat(ws .. '/new.txt') ~= nil)
+vim.cmd('AlisioUndoTurn')
+H.wait(10000, function() return H.noted("undid the last turn's changes") ~= nil end, 'the undo')
+vim.wait(200)
+H.record('main_after_undo', vim.api.nvim_buf_get_lines(main, 0, -1, false))
+H.done()

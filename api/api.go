@@ -181,4 +181,5 @@ type Status struct {
 	Compacting bool `json:"compacting"`
 	// Notices are what the user should read about the session's state (Notices), in the editors' words.
 	Notices []Notice `json:"notices,omitempty"`
+	Meter
 }

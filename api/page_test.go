@@ -70,3 +70,26 @@ func TestNotices(t *testing.T) {
 		t.Errorf("a session in order has notices: %+v", n)
 	}
 }
+
+// TestMeterOf: one token figure, calibrated when the provider reported counts; the limit of the rule closest to
+// firing, in tokens.
+func TestMeterOf(t *testing.T) {
+	st := agent.Status{EstimatedTokens: 10_000, Window: 128_000, WindowSource: "models", WindowFraction: 0.1, CharsFraction: 0.05,
+		UsedChars: 40_000, HardLimit: 800_000}
+	if m := MeterOf(st); m.Tokens != 10_000 || m.TokensSource != "estimated" || m.LimitTokens != 128_000 {
+		t.Errorf("estimated, window rule: %+v", m)
+	}
+	st.CalibratedTokens = 12_000
+	if m := MeterOf(st); m.Tokens != 12_000 || m.TokensSource != "calibrated" {
+		t.Errorf("calibrated: %+v", m)
+	}
+	// limits.maxContextChars closer to firing: its 800k chars at this session's 40k chars for 12k tokens.
+	st.CharsFraction = 0.5
+	if m := MeterOf(st); m.LimitTokens != 240_000 {
+		t.Errorf("chars rule: %+v", m)
+	}
+	// No window known, nothing measured: about 4 chars a token.
+	if m := MeterOf(agent.Status{WindowSource: "maxContextChars", HardLimit: 800_000}); m.LimitTokens != 200_000 {
+		t.Errorf("nothing measured: %+v", m)
+	}
+}

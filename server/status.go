@@ -121,7 +121,7 @@ func (s *Server) statusWith(ag *agent.Agent, session string) (*api.Status, error
 	s.progressMu.Lock()
 	compacting := s.compacting[session]
 	s.progressMu.Unlock()
-	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, api.EditorWords())}, nil
+	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, api.EditorWords()), Meter: api.MeterOf(st)}, nil
 }
 
 func (s *Server) sendStatus(session string) {

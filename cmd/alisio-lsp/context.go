@@ -166,6 +166,11 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 	thr := s.Threshold
 	a.printf("session     %s (%d messages)\n", s.Session, s.Messages)
 	a.printf("size        %s\n", sizeLine(compaction.Sizes{Instructions: s.InstructionsChars, Transcript: s.TranscriptChars, Tools: s.ToolsChars}))
+	meter, source := api.MeterOf(s), "estimated at about 4 chars a token"
+	if meter.TokensSource == "calibrated" {
+		source = "calibrated from the provider's counts"
+	}
+	a.printf("tokens      %s of %s (%s)\n", thousands(meter.Tokens), thousands(meter.LimitTokens), source)
 	if strings.HasPrefix(s.WindowSource, "maxContextChars") {
 		a.printf("window      not known; counted as %s tokens (limits.maxContextChars ÷ 4)\n", thousands(s.Window))
 	} else {

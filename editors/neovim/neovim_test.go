@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,11 +127,20 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	if !strings.Contains(prompt, "→ run_command") || !strings.Contains(prompt, "hello from the test provider") {
 		t.Errorf("the prompt buffer:\n%s", prompt)
 	}
-	var before, after int
-	if _, err := fmt.Sscanf(fmt.Sprint(res["before_compact"]), "alisio %d%%", &before); err != nil {
-		t.Errorf("statusline before the compaction: %q", res["before_compact"])
+	// "alisio ▰▱▱▱▱▱▱│▱ 5.1k/20.0k": the request's tokens of the limit.
+	tokens := func(s string) float64 {
+		m := regexp.MustCompile(`^alisio [▰▱│]+ ([\d.]+)(k?)/[\d.]+k?`).FindStringSubmatch(s)
+		if m == nil {
+			return -1
+		}
+		n, _ := strconv.ParseFloat(m[1], 64)
+		if m[2] == "k" {
+			n *= 1000
+		}
+		return n
 	}
-	if _, err := fmt.Sscanf(fmt.Sprint(res["after_compact"]), "alisio %d%%", &after); err != nil || after >= before {
+	before, after := tokens(fmt.Sprint(res["before_compact"])), tokens(fmt.Sprint(res["after_compact"]))
+	if before <= 0 || after < 0 || after >= before {
 		t.Errorf("statusline %q → %q: the compaction must lower the meter", res["before_compact"], res["after_compact"])
 	}
 	// The statusline as Neovim renders it (vim.o.statusline with the meter), kept in docs/ as its picture.

@@ -4,7 +4,7 @@
 local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
 local alisio = H.setup()
 vim.cmd('edit ' .. os.getenv('ALISIO_WS') .. '/main.go')
-H.wait(10000, function() return alisio.statusline():find('%%') ~= nil end, 'the meter of the session')
+H.wait(10000, function() return alisio.statusline():find('[%d.]+k?/') ~= nil end, 'the meter of the session')
 vim.cmd('Alisio')
 local chat = require('alisio.chat')
 local function lines() return chat.buf() and vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false) or {} end

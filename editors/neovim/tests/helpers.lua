@@ -19,6 +19,17 @@ function H.wait(ms, cond, what)
   end
 end
 
+-- spinning: the statusline s shows the spinner of a running turn or compaction (each frame found as a whole
+-- character: a Lua pattern class would match single bytes, which the meter's bar shares).
+function H.spinning(s)
+  for _, f in ipairs({ '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }) do
+    if s:find(f, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
 H.results = {}
 function H.record(key, value)
   H.results[key] = value

@@ -38,7 +38,7 @@ export function onEvent(ctx: Ctx, ev: AlisioEvent) {
       return;
     case 'tool_result':
       ctx.agentOutput.appendLine(`← ${ev.name}${ev.isError ? ' (failed)' : ''}, ${ev.chars} chars`);
-      ctx.chat.post({ type: 'tool_result', id: ev.id, isError: ev.isError, chars: ev.chars });
+      ctx.chat.post({ type: 'tool_result', id: ev.id, isError: ev.isError, chars: ev.chars, exitCode: ev.exitCode });
       return;
   }
   const msg = meter.eventMessage(ev);

@@ -34,6 +34,30 @@ export function human(n: number | undefined): string {
   return String(n);
 }
 
+/** The share of the limit the request fills (tokens of limitTokens; past 1 when over). */
+export function used(st: Status): number {
+  return st.limitTokens > 0 ? (st.tokens || 0) / st.limitTokens : fraction(st) * (st.threshold || 1);
+}
+
+/** bar draws used(st) in cells, with the compaction threshold as a mark: ▰▰▱▱▱▱▱│▱. */
+export function bar(st: Status, cells = 8): string {
+  const full = Math.min(cells, Math.round(used(st) * cells));
+  const mark = Math.round((st.threshold || 1) * cells);
+  let out = '';
+  for (let i = 0; i < cells; i++) {
+    if (i === mark) {
+      out += '│';
+    }
+    out += i < full ? '▰' : '▱';
+  }
+  return out;
+}
+
+/** tokensText is "12k/128k": the request's tokens of the limit. */
+export function tokensText(st: Status): string {
+  return `${human(st.tokens)}/${human(st.limitTokens)}`;
+}
+
 /** The status bar text before the workspace has a session (the server runs). */
 export const noSessionText = '$(pulse) Alisio –';
 
@@ -42,8 +66,8 @@ export function windowKnown(st: Status): boolean {
   return !!st.window && !(st.windowSource || '').startsWith('maxContextChars');
 }
 
-/** The status bar text: a spinner while compacting, "over limit" past the hard limit, else the share of the
- * compaction threshold in use. Its colour (level) tells the same story. */
+/** The status bar text: a spinner while compacting, "over limit" past the hard limit, else the request's tokens
+ * of the limit with a bar that marks where compaction starts. Its colour (level) tells the same story. */
 export function statusText(st: Status, compacting: boolean): string {
   if (compacting || st.compacting) {
     return '$(sync~spin) Alisio: compacting…';
@@ -51,7 +75,7 @@ export function statusText(st: Status, compacting: boolean): string {
   if (st.overHardLimit) {
     return `$(error) Alisio over limit (${human(st.usedChars)}/${human(st.hardLimit)})`;
   }
-  let text = `$(pulse) Alisio ${Math.round(fraction(st) * 100)}%`;
+  let text = `$(pulse) Alisio ${bar(st)} ${tokensText(st)}`;
   if (st.uncertainCalls && st.uncertainCalls.length > 0) {
     text += ` $(warning) ${st.uncertainCalls.length}`;
   }
@@ -93,11 +117,9 @@ export function tooltip(st: Status): string {
     '',
     `| | |`,
     `|---|---|`,
-    `| used | ${human(st.usedChars)} of ${human(st.hardLimit)} chars (instructions ${human(st.instructionsChars)}, transcript ${human(st.transcriptChars)}) |`,
+    `| tokens | ${human(st.tokens)} of ${human(st.limitTokens)} (${st.tokensSource === 'calibrated' ? "calibrated from the provider's counts" : 'estimated at about 4 chars a token'}); compaction at ${pct(st.threshold)} |`,
+    `| chars | ${human(st.usedChars)} of ${human(st.hardLimit)} (instructions ${human(st.instructionsChars)}, transcript ${human(st.transcriptChars)}) |`,
     `| tool catalog | ${human(st.toolsChars)} chars |`,
-    `| tokens | ${human(st.estimatedTokens)} estimated` +
-      (st.calibratedTokens ? `, ${human(st.calibratedTokens)} calibrated` : '') +
-      (st.lastReportedTokens ? `, ${human(st.lastReportedTokens)} reported` : '') + ' |',
     windowKnown(st)
       ? `| window | ${human(st.window)} tokens (${st.windowSource}) |`
       : '| window | unknown: the provider did not report it; [set alisio.provider.contextWindow](command:workbench.action.openSettings?%5B%22alisio.provider.contextWindow%22%5D) |',

@@ -28,6 +28,12 @@ export interface Status {
   compacting: boolean;
   /** The daemon's sentences about the session's state (uncertain calls, a partial checkpoint). */
   notices?: Notice[];
+  /** The request's size in tokens — one figure: "calibrated" from the provider's counts, or "estimated". */
+  tokens: number;
+  tokensSource: 'calibrated' | 'estimated';
+  /** The limit of the rule closest to firing, in tokens (the window, or limits.maxContextChars in tokens);
+   * compaction starts at threshold of it. */
+  limitTokens: number;
 }
 
 /** A sentence of the daemon's about a session's state; its kind says which action goes with it. */

@@ -2,7 +2,7 @@
 // script (media/chat.js) calls them, and the unit tests run them under Node. Everything that comes from the
 // session is escaped; markdown is rendered by markdown-it with raw HTML off.
 import MarkdownIt from 'markdown-it';
-import { fraction, human, Status } from './meter';
+import { fraction, human, Status, used } from './meter';
 import { CallOutcome, CallState, Notice } from './protocol';
 
 const md = new MarkdownIt({ html: false, linkify: false, breaks: true });
@@ -168,11 +168,13 @@ export function header(st: Status | undefined, model: string, title: string): st
     return `<div class="meter"><div class="bar"><div class="fill" data-pct="0"></div></div><span class="pct">–</span></div>` +
       `<div class="meta">${esc(model || 'no model configured')} · ${esc(title || 'no session yet')}</div><div class="actions">${actions}</div>`;
   }
-  const pct = Math.round(fraction(st) * 100);
-  const level = st.overHardLimit || (st.uncertainCalls?.length ?? 0) > 0 ? 'error' : pct >= 75 ? 'warning' : 'ok';
+  const pct = Math.round(used(st) * 100);
+  const level = st.overHardLimit || (st.uncertainCalls?.length ?? 0) > 0 ? 'error' : fraction(st) >= 0.75 ? 'warning' : 'ok';
   const windowText = st.window && !(st.windowSource || '').startsWith('maxContextChars') ? `${human(st.window)}-token window` : 'window unknown';
-  return `<div class="meter ${level}"><div class="bar"><div class="fill" data-pct="${Math.min(pct, 100)}"></div></div>` +
-    `<span class="pct">${st.overHardLimit ? 'over limit' : pct + '%'}</span></div>` +
-    `<div class="meta">${esc(title)} · ${esc(model || '?')} · ${windowText} · ${human(st.usedChars)} of ${human(st.hardLimit)} chars</div>` +
+  const chars = `${human(st.usedChars)} of ${human(st.hardLimit)} chars`;
+  return `<div class="meter ${level}" title="${esc(chars)}; compaction starts at the mark (${Math.round((st.threshold || 0) * 100)}%)"><div class="bar"><div class="fill" data-pct="${Math.min(pct, 100)}"></div>` +
+    `<div class="mark" data-pct="${Math.round((st.threshold || 0) * 100)}"></div></div>` +
+    `<span class="pct">${st.overHardLimit ? 'over limit' : `${human(st.tokens)} / ${human(st.limitTokens)} tokens`}</span></div>` +
+    `<div class="meta">${esc(title)} · ${esc(model || '?')} · ${windowText} · ${chars}</div>` +
     `<div class="actions">${actions}</div>`;
 }

@@ -24,6 +24,10 @@ function drawHeader() {
   if (fill) {
     fill.style.width = `${fill.dataset.pct || 0}%`;
   }
+  const mark = head.querySelector('.mark') as HTMLElement | null;
+  if (mark) {
+    mark.style.left = `${mark.dataset.pct || 0}%`;
+  }
 }
 
 function scrollDown() {

@@ -59,6 +59,7 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
   const script = path.join(tmp, 'script.json');
   fs.writeFileSync(script, JSON.stringify({ replies: [
     { toolCalls: [{ id: 'call_t', name: 'run_command', arguments: JSON.stringify({ command: 'echo "ok  parser 0.2s"; exit 1' }) }] },
+    { toolCalls: [{ id: 'call_e', name: 'edit_file', arguments: JSON.stringify({ path: 'main.go', oldText: 'package main', newText: 'package main // the parser fix' }) }] },
     { text: 'The parser tests **fail**:\n\n- `TestParse` exits 1\n- the fix is in `parser.go`' },
   ] }));
   const provider = spawn(PROVIDER, ['--script', script]);
@@ -100,7 +101,10 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
-    const meter = page.locator('.statusbar-item', { hasText: /Alisio \d+%/ });
+    // "Alisio ▰▱▱▱▱▱▱│▱ 3k/5k": the request's tokens of the limit, the bar marking where compaction starts.
+    const meterText = /Alisio [▰▱│]+ \d+k?\/\d+k?/;
+    const tokensOf = (t) => { const m = t.match(/ (\d+)(k?)\//); return Number(m[1]) * (m[2] ? 1000 : 1); };
+    const meter = page.locator('.statusbar-item', { hasText: meterText });
     await until('the meter in the status bar', async () => (await meter.count()) > 0, 120000);
     const before = await meter.first().innerText();
     const statusbar = page.locator('.part.statusbar');
@@ -122,10 +126,10 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await input.fill('parser');
     await page.keyboard.press('Enter');
     const after = await until('the meter to change', async () => {
-      const t = await page.locator('.statusbar-item', { hasText: /Alisio \d+%/ }).first().innerText();
+      const t = await page.locator('.statusbar-item', { hasText: meterText }).first().innerText();
       return t !== before && t;
     }, 120000);
-    assert.ok(parseInt(after.match(/(\d+)%/)[1]) < parseInt(before.match(/(\d+)%/)[1]), `${before} → ${after}`);
+    assert.ok(tokensOf(after) < tokensOf(before), `${before} → ${after}`);
     await statusbar.screenshot({ path: shot('vscode-statusbar-after-compact.png') });
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
     assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
@@ -160,9 +164,20 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     assert.match(await view.locator('#header .meta').innerText(), /alisio-test · .* of .* chars/);
     await view.locator('#input').fill('run the parser tests');
     await view.locator('#input').press('Enter');
+    // Review before it lands: the command asks Run or Skip; the edit opens a diff editor with Accept and Reject.
+    const toast = (text) => page.locator('.notification-toast', { hasText: text });
+    await until('the question before the command', async () => (await toast('Alisio wants to run').count()) > 0);
+    await toast('Alisio wants to run').locator('a.monaco-button', { hasText: 'Run' }).click();
+    await until('the diff of the proposed edit', async () => (await toast('Alisio wants to change main.go').count()) > 0 &&
+      (await page.locator('.tab', { hasText: "Alisio's proposed change" }).count()) > 0);
+    await page.screenshot({ path: shot('vscode-review-diff.png') });
+    await toast('Alisio wants to change main.go').locator('a.monaco-button', { hasText: 'Accept' }).click();
+    await until('the edit on disk', async () => fs.readFileSync(path.join(ws, 'main.go'), 'utf8') === 'package main // the parser fix\n');
+    await until('the diff closed', async () => (await page.locator('.tab', { hasText: "Alisio's proposed change" }).count()) === 0);
     await until('the reply in the chat', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0 && !(await view.locator('#stop').isVisible()), 60000);
     const toolLine = await view.locator('details.tool > summary').last().innerText();
-    assert.match(toolLine, /run_command echo "ok parser 0.2s"; exit 1 · \d+ chars/);
+    assert.match(await view.locator('details.tool > summary').nth(-2).innerText(), /run_command echo "ok parser 0.2s"; exit 1 · ✗ exit 1 · \d+ chars/);
+    assert.match(toolLine, /edit_file main.go · \d+ chars/);
     assert.strictEqual(await view.locator('.msg.assistant strong', { hasText: 'fail' }).count(), 1, 'markdown rendered');
     await view.locator('details.tool > summary').last().click();
     await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat.png') });
@@ -180,6 +195,15 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     }
     assert.ok(await page.locator('.part.auxiliarybar').isVisible(), 'the chat is shown again');
     await until('the chat after hide and show', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0, 30000);
+
+    // Alisio: Undo Changes of the Last Turn puts main.go back.
+    await page.keyboard.press('F1');
+    await until('the command palette', async () => input.isVisible());
+    await input.fill('>Alisio: Undo Changes');
+    await until('Undo in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: /Undo Changes of the Last Turn/ }).count()) > 0);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /Undo Changes of the Last Turn/ }).first().click();
+    await until('main.go restored', async () => fs.readFileSync(path.join(ws, 'main.go'), 'utf8') === 'package main\n');
+    await until('the undo said so', async () => (await toast("undid the last turn's changes to main.go").count()) > 0);
 
     // @alisio in VS Code's own Chat view (its AI features left on): /context answers with the breakdown.
     await page.keyboard.press('F1');

@@ -8,13 +8,15 @@ const base = {
   hardLimit: 800000, estimatedTokens: 15717, calibratedTokens: 17020, lastReportedTokens: 16890, window: 128000,
   windowSource: 'models', threshold: 0.85, windowFraction: 0.14, charsFraction: 0.09, nextAction: 'none', auto: true,
   overHardLimit: false, lastCheckpointPartial: false, uncertainCalls: [], compacting: false,
+  tokens: 17020, tokensSource: 'calibrated', limitTokens: 128000,
 };
 
-test('the status bar shows the share of the threshold, a spinner while compacting, uncertain calls', () => {
-  assert.strictEqual(meter.statusText(base, false), '$(pulse) Alisio 14%');
-  assert.strictEqual(meter.statusText({ ...base, charsFraction: 0.5 }, false), '$(pulse) Alisio 50%');
+test('the status bar shows tokens of the window with a bar marking the threshold, a spinner while compacting, uncertain calls', () => {
+  assert.strictEqual(meter.statusText(base, false), '$(pulse) Alisio ▰▱▱▱▱▱▱│▱ 17k/128k');
+  assert.strictEqual(meter.statusText({ ...base, tokens: 64000 }, false), '$(pulse) Alisio ▰▰▰▰▱▱▱│▱ 64k/128k');
+  assert.strictEqual(meter.statusText({ ...base, tokens: 200000 }, false), '$(pulse) Alisio ▰▰▰▰▰▰▰│▰ 200k/128k');
   assert.match(meter.statusText(base, true), /sync~spin.*compacting/);
-  assert.strictEqual(meter.statusText({ ...base, uncertainCalls: ['call_x'] }, false), '$(pulse) Alisio 14% $(warning) 1');
+  assert.strictEqual(meter.statusText({ ...base, uncertainCalls: ['call_x'] }, false), '$(pulse) Alisio ▰▱▱▱▱▱▱│▱ 17k/128k $(warning) 1');
 });
 
 test('over the hard limit: text and colour say so; an unknown window is shown as unknown', () => {
@@ -31,7 +33,7 @@ test('over the hard limit: text and colour say so; an unknown window is shown as
   assert.doesNotMatch(meter.tooltip(unknown), /200k-token/);
   // The number in the status bar and the words of the tooltip tell the same rule (the request, catalog included).
   const u = { ...unknown, windowFraction: 0.05, charsFraction: 0.04 };
-  assert.strictEqual(meter.statusText(u, false), '$(pulse) Alisio 5%');
+  assert.strictEqual(meter.statusText({ ...u, tokens: 9000, limitTokens: 200000 }, false), '$(pulse) Alisio ▱▱▱▱▱▱▱│▱ 9k/200k');
   assert.match(meter.tooltip(u), /the request, tool catalog included, fills 4% of what limits.maxContextChars allows \(the model's window is unknown\)/);
   assert.doesNotMatch(meter.contextBreakdown(u, [], []), /200k-token/);
 });
@@ -48,7 +50,7 @@ test('the tooltip has the numbers, the closest rule and the links', () => {
   const t = meter.tooltip({ ...base, lastCheckpointPartial: true, uncertainCalls: ['call_x'],
     notices: [{ kind: 'uncertainCalls', text: '1 tool call was cut off by a crash, outcome unknown (call_x): record that (…), then continue.' },
       { kind: 'partialCheckpoint', text: 'The last checkpoint is partial: …' }] });
-  for (const want of ['61k of 800k chars', '16k estimated, 17k calibrated, 17k reported', '128k tokens (models)', 'the request fills',
+  for (const want of ['61k of 800k', "17k of 128k (calibrated from the provider's counts); compaction at 85%", '128k tokens (models)', 'the request fills',
     'command:workbench.action.openSettings?%5B%22alisio.compaction.maxOutputTokens%22%5D', 'command:alisio.recover', 'call_x']) {
     assert.ok(t.includes(want), `tooltip lacks ${want}:\n${t}`);
   }

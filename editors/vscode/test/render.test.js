@@ -7,6 +7,7 @@ const status = {
   session: 's1', messages: 42, usedChars: 61234, instructionsChars: 512, transcriptChars: 60722, toolsChars: 1891,
   hardLimit: 800000, estimatedTokens: 15717, window: 128000, windowSource: 'models', threshold: 0.85, windowFraction: 0.14,
   charsFraction: 0.09, nextAction: 'none', auto: true, overHardLimit: false, lastCheckpointPartial: false, uncertainCalls: [], compacting: false,
+  tokens: 17000, tokensSource: 'calibrated', limitTokens: 128000,
 };
 
 test('everything from the session is escaped: markdown renders, HTML does not', () => {
@@ -53,7 +54,7 @@ test('the compaction boundary says what it replaced and expands to the checkpoin
 });
 
 test('the header shows the numbers of the status bar item, the model and the window; over the limit it says so', () => {
-  assert.match(render.header(status, 'qwen2.5-coder', 'fix the parser'), /data-pct="14"[\s\S]*14%[\s\S]*fix the parser · qwen2.5-coder · 128k-token window · 61k of 800k chars[\s\S]*data-action="compact"/);
+  assert.match(render.header(status, 'qwen2.5-coder', 'fix the parser'), /class="fill" data-pct="13"[\s\S]*class="mark" data-pct="85"[\s\S]*17k \/ 128k tokens[\s\S]*fix the parser · qwen2.5-coder · 128k-token window · 61k of 800k chars[\s\S]*data-action="compact"/);
   assert.match(render.header({ ...status, overHardLimit: true }, 'm', 't'), /class="meter error"[\s\S]*over limit/);
   assert.match(render.header({ ...status, windowSource: 'maxContextChars' }, 'm', 't'), /window unknown/);
   // Before any status: the model, and why there is no session (none yet, or no folder open).

@@ -6,8 +6,25 @@ local M = {}
 
 local frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
+--- bar draws the request's share of the limit in cells, with the compaction threshold as a mark: ▰▰▱▱▱▱▱│▱.
+function M.bar(st, cells)
+  cells = cells or 8
+  local used = (st.limitTokens or 0) > 0 and (st.tokens or 0) / st.limitTokens or util.fraction(st) * (st.threshold or 1)
+  local full = math.min(cells, math.floor(used * cells + 0.5))
+  local mark = math.floor((st.threshold or 1) * cells + 0.5)
+  local out = {}
+  for i = 0, cells - 1 do
+    if i == mark then
+      table.insert(out, '│')
+    end
+    table.insert(out, i < full and '▰' or '▱')
+  end
+  return table.concat(out)
+end
+
 --- text returns a short meter for a statusline: "" while no server runs, "alisio –" before the workspace has
---- a session, "alisio 42%" (with a spinner while a turn runs), "alisio: compacting…".
+--- a session, "alisio ▰▱▱▱▱▱▱│▱ 12.3k/128.0k" — the request's tokens of the window, the bar marking where
+--- compaction starts — with a spinner while a turn runs, "alisio: compacting…".
 function M.text()
   local st = state.status
   if not state.client_id then
@@ -20,7 +37,7 @@ function M.text()
   if not st then
     return 'alisio –' .. spin
   end
-  local s = string.format('alisio %d%%', math.floor(util.fraction(st) * 100 + 0.5)) .. spin
+  local s = string.format('alisio %s %s/%s', M.bar(st), util.human(st.tokens), util.human(st.limitTokens)) .. spin
   if st.overHardLimit then
     s = s .. ' over limit'
   end

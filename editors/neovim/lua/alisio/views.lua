@@ -104,11 +104,11 @@ function M.context()
       '',
       string.format('Hard limit: %s of %s chars (instructions and transcript; the tool catalog is sent besides).',
         util.human(st.usedChars), util.human(st.hardLimit)),
-      unknown_window and string.format("Estimated %s tokens; the model's window is unknown. Compaction starts past %.0f%% of "
-          .. 'limits.maxContextChars (the session is at %.0f%% of that point).', util.human(st.estimatedTokens), (st.threshold or 0) * 100,
+      unknown_window and string.format("%s tokens (%s); the model's window is unknown. Compaction starts past %.0f%% of "
+          .. 'limits.maxContextChars (the session is at %.0f%% of that point).', util.human(st.tokens), st.tokensSource or 'estimated', (st.threshold or 0) * 100,
           (st.charsFraction or 0) * 100)
-        or string.format('Estimated %s tokens of a %s-token window (%s). Compaction starts past %.0f%% of the window (the request '
-          .. 'is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%).', util.human(st.estimatedTokens), util.human(st.window),
+        or string.format('%s tokens (%s) of a %s-token window (%s). Compaction starts past %.0f%% of the window (the request '
+          .. 'is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%).', util.human(st.tokens), st.tokensSource or 'estimated', util.human(st.window),
           st.windowSource or '?', (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100),
       'Next model call: ' .. ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
         and 'trims large tool outputs to fit' or 'sends as is') .. '.',

@@ -85,7 +85,9 @@ type SessionSummary struct {
 	Workspace string    `json:"workspace"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
-	Messages  int       `json:"messages"`
+	// Messages are those the model receives; CompactedMessages the originals compaction replaced (kept).
+	Messages          int `json:"messages"`
+	CompactedMessages int `json:"compactedMessages"`
 }
 
 // SessionsResult is the list, most recent first.

@@ -48,6 +48,9 @@ type PageMessage struct {
 	transcript.Message
 	// Outcomes parallel ToolCalls (assistant messages only).
 	Outcomes []CallOutcome `json:"outcomes,omitempty"`
+	// Chars is the message's size as compaction counts it (text, reasoning, tool calls): the boundary's
+	// figures are the compaction's.
+	Chars int `json:"chars"`
 }
 
 // Pair gives each tool call of messages its result: the first tool message with its ID that follows it before
@@ -61,6 +64,7 @@ func Pair(messages []transcript.Message, uncertain []string) []PageMessage {
 	out := make([]PageMessage, len(messages))
 	for i, m := range messages {
 		out[i].Message = m
+		out[i].Chars = m.Chars()
 		if m.Role != transcript.RoleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}

@@ -15,7 +15,9 @@ func Summary(e compaction.Event) string {
 	case compaction.EventStarted:
 		return fmt.Sprintf("compacting %d messages (%s)…", e.SpanMessages, why(e.Reason, e.Rule))
 	case compaction.EventCompleted:
-		text := fmt.Sprintf("compacted %s → %s chars (%d messages summarized)", Human(e.BeforeChars), Human(e.AfterChars), e.SpanMessages)
+		// The same figures as the chat's boundary: the messages and their chars, into the checkpoint's chars.
+		text := fmt.Sprintf("compacted %d messages, %s → %s chars; the request is now %s chars (was %s)", e.SpanMessages, Human(e.SpanChars),
+			Human(e.CheckpointChars), Human(e.AfterChars), Human(e.BeforeChars))
 		for _, p := range e.Plugins {
 			text += fmt.Sprintf("; %s: %s", p.Plugin, p.Summary)
 		}

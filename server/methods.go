@@ -171,7 +171,7 @@ func (s *Server) sessions(_ context.Context, ag *agent.Agent, p *api.SessionsPar
 	out := &api.SessionsResult{Sessions: make([]api.SessionSummary, 0, len(list))}
 	for _, sess := range list {
 		out.Sessions = append(out.Sessions, api.SessionSummary{ID: sess.ID, Title: sess.Title, Workspace: sess.Workspace,
-			CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt, Messages: sess.Head.ViewLen})
+			CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt, Messages: sess.Head.ViewLen, CompactedMessages: int(sess.Head.NextSeq) - sess.Head.ViewLen})
 	}
 	return out, nil
 }

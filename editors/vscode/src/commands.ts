@@ -4,7 +4,7 @@ import { undoTurn } from './approval';
 import { refreshChat, runTurn } from './conversation';
 import { askForFolder, Ctx, hasFolder } from './ctx';
 import * as meter from './meter';
-import { ContextResult } from './protocol';
+import { ContextResult, SessionsResult } from './protocol';
 import { restartClient } from './server';
 import { refreshStatus, render } from './status';
 
@@ -97,7 +97,7 @@ export function registerCommands(ctx: Ctx) {
     }
   });
   register('alisio.switchSession', async () => {
-    const res = await ctx.request<{ sessions: { id: string; title: string; updatedAt: string; messages: number }[] }>('alisio/sessions', {});
+    const res = await ctx.request<SessionsResult>('alisio/sessions', {});
     if (!res) {
       return;
     }
@@ -108,7 +108,7 @@ export function registerCommands(ctx: Ctx) {
     const current = ctx.currentSession();
     const pick = await vscode.window.showQuickPick(res.sessions.map((s) => ({
       label: `${s.id === current ? '$(check) ' : ''}${s.title || s.id}`,
-      description: `${s.messages} messages · ${new Date(s.updatedAt).toLocaleString()}${s.id === current ? ' · current' : ''}`, id: s.id,
+      description: `${s.messages} messages${s.compactedMessages ? ` (+${s.compactedMessages} compacted, kept)` : ''} · ${new Date(s.updatedAt).toLocaleString()}${s.id === current ? ' · current' : ''}`, id: s.id,
     })), { placeHolder: 'Alisio session' });
     if (pick) {
       ctx.session = pick.id;

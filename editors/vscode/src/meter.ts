@@ -53,9 +53,14 @@ export function bar(st: Status, cells = 8): string {
   return out;
 }
 
-/** tokensText is "12k/128k": the request's tokens of the limit. */
+/** tokens is a token count for the meter: finer below 10k, where a compaction's change would not show. */
+function tokens(n: number): string {
+  return n >= 1000 && n < 10_000 ? (n / 1000).toFixed(1) + 'k' : human(n);
+}
+
+/** tokensText is "12k/128k" or "2.7k/6.0k": the request's tokens of the limit. */
 export function tokensText(st: Status): string {
-  return `${human(st.tokens)}/${human(st.limitTokens)}`;
+  return `${tokens(st.tokens)}/${tokens(st.limitTokens)}`;
 }
 
 /** The status bar text before the workspace has a session (the server runs). */

@@ -150,6 +150,7 @@ export interface SessionSummary {
   createdAt: string;
   updatedAt: string;
   messages: number;
+  compactedMessages: number;
 }
 
 /** The alisio/sessions result. */

@@ -2,7 +2,7 @@
 // script (media/chat.js) calls them, and the unit tests run them under Node. Everything that comes from the
 // session is escaped; markdown is rendered by markdown-it with raw HTML off.
 import MarkdownIt from 'markdown-it';
-import { fraction, human, Status, used } from './meter';
+import { fraction, human, Status, tokensText, used } from './meter';
 import { CallOutcome, CallState, Notice } from './protocol';
 
 const md = new MarkdownIt({ html: false, linkify: false, breaks: true });
@@ -29,6 +29,8 @@ export interface ChatMessage {
   summary?: boolean;
   partial?: boolean;
   compacted?: boolean;
+  /** The message's size as compaction counts it (text, reasoning, tool calls). */
+  chars?: number;
   /** What became of each tool call (parallel to toolCalls), as the daemon paired them. */
   outcomes?: CallOutcome[];
 }
@@ -146,8 +148,8 @@ export function conversation(messages: ChatMessage[], notices: Notice[], page: P
   if (live) {
     const total = Math.max(page.compacted, originals.length);
     const partial = live.partial ? ' · <span class="warn">partial checkpoint</span>' : '';
-    const sizes = originals.length === total ? `${human(originals.reduce((n, o) => n + chars(o.text), 0))} → ${human(chars(live.text))} chars`
-      : `now ${human(chars(live.text))} chars`;
+    const sizes = originals.length === total ? `${human(originals.reduce((n, o) => n + (o.chars ?? chars(o.text)), 0))} → ${human(live.chars ?? chars(live.text))} chars`
+      : `now ${human(live.chars ?? chars(live.text))} chars`;
     const shownOriginals = originals.length === 0 ? ''
       : `<details class="originals"><summary>${originals.length === total ? `The ${count(total)}` : `The last ${count(originals.length)} of the ${count(total)}`} compacted originals (kept in the store)</summary>${render(originals)}</details>`;
     out.push(`<details class="boundary${live.partial ? ' partial' : ''}"><summary>${count(total)} messages compacted into a checkpoint, ${sizes}${partial}</summary>` +
@@ -174,7 +176,7 @@ export function header(st: Status | undefined, model: string, title: string): st
   const chars = `${human(st.usedChars)} of ${human(st.hardLimit)} chars`;
   return `<div class="meter ${level}" title="${esc(chars)}; compaction starts at the mark (${Math.round((st.threshold || 0) * 100)}%)"><div class="bar"><div class="fill" data-pct="${Math.min(pct, 100)}"></div>` +
     `<div class="mark" data-pct="${Math.round((st.threshold || 0) * 100)}"></div></div>` +
-    `<span class="pct">${st.overHardLimit ? 'over limit' : `${human(st.tokens)} / ${human(st.limitTokens)} tokens`}</span></div>` +
+    `<span class="pct">${st.overHardLimit ? 'over limit' : `${tokensText(st).replace('/', ' / ')} tokens`}</span></div>` +
     `<div class="meta">${esc(title)} · ${esc(model || '?')} · ${windowText} · ${chars}</div>` +
     `<div class="actions">${actions}</div>`;
 }

@@ -102,8 +102,8 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await until('code-server', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
     // "Alisio ▰▱▱▱▱▱▱│▱ 3k/5k": the request's tokens of the limit, the bar marking where compaction starts.
-    const meterText = /Alisio [▰▱│]+ \d+k?\/\d+k?/;
-    const tokensOf = (t) => { const m = t.match(/ (\d+)(k?)\//); return Number(m[1]) * (m[2] ? 1000 : 1); };
+    const meterText = /Alisio [▰▱│]+ [\d.]+k?\/[\d.]+k?/;
+    const tokensOf = (t) => { const m = t.match(/ ([\d.]+)(k?)\//); return Number(m[1]) * (m[2] ? 1000 : 1); };
     const meter = page.locator('.statusbar-item', { hasText: meterText });
     await until('the meter in the status bar', async () => (await meter.count()) > 0, 120000);
     const before = await meter.first().innerText();

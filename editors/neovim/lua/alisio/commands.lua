@@ -190,7 +190,8 @@ function M.sessions()
       prompt = 'Alisio session',
       format_item = function(s)
         local when = (s.updatedAt or ''):gsub('T', ' '):gsub('%..*$', ''):gsub('Z$', '')
-        return string.format('%s%s  %s  (%d messages)', s.id == state.session and '● ' or '  ', when, s.title or s.id, s.messages or 0)
+        local compacted = (s.compactedMessages or 0) > 0 and string.format(', +%d compacted, kept', s.compactedMessages) or ''
+        return string.format('%s%s  %s  (%d messages%s)', s.id == state.session and '● ' or '  ', when, s.title or s.id, s.messages or 0, compacted)
       end,
     }, function(choice)
       if choice then

@@ -9,10 +9,10 @@ local M = {}
 function M.format(out, m, originals, total, message)
   local compacted = 0
   for _, o in ipairs(originals) do
-    compacted = compacted + text.chars(o.text)
+    compacted = compacted + (o.chars or text.chars(o.text))
   end
-  local sizes = #originals == total and string.format('%s → %s chars', text.human(compacted), text.human(text.chars(m.text)))
-    or string.format('now %s chars', text.human(text.chars(m.text)))
+  local sizes = #originals == total and string.format('%s → %s chars', text.human(compacted), text.human(m.chars or text.chars(m.text)))
+    or string.format('now %s chars', text.human(m.chars or text.chars(m.text)))
   out:add({ string.format('── %s messages compacted into a checkpoint, %s%s ──', text.count(total), sizes,
     m.partial and ' · partial checkpoint' or '') })
   local first = out:next()

@@ -26,8 +26,7 @@ import (
 const DefaultInstructions = `You are alisio, a careful coding agent working in the user's workspace through tools. Read before you edit, keep changes minimal and focused, follow the user's instructions and constraints exactly, and say clearly what you changed and what remains. Paths are relative to the workspace root.`
 
 // ErrNoProvider: the settings name no provider, so no model can be called.
-var ErrNoProvider = errors.New("no provider is configured: set provider.kind, provider.baseURL and provider.model " +
-	"(to try alisio without an API key, run alisio-testprovider and point provider.baseURL at it)")
+var ErrNoProvider = errors.New("no provider is configured")
 
 // ErrModelCall: a model call of the turn failed; the turn resumes when its prompt is sent again in its session.
 var ErrModelCall = errors.New("model call failed")

@@ -43,6 +43,7 @@ func (p ApprovalPolicy) asks(name string) bool {
 type ApprovalRequest struct {
 	Session string
 	Call    transcript.ToolCall
+	Command string // what a run_command call runs
 	Path    string
 	Existed bool
 	Before  string
@@ -85,6 +86,9 @@ func (a *Agent) runCall(ctx context.Context, session string, call transcript.Too
 	}
 	if ap, _ := ctx.Value(approvalKey{}).(approval); ap.ask != nil && ap.policy.asks(call.Name) {
 		req := ApprovalRequest{Session: session, Call: call}
+		if tools.Runs(call.Name) {
+			req.Command = tools.CommandOf(call.Arguments)
+		}
 		if change != nil {
 			req.Path, req.Existed, req.Before, req.After = change.Path, change.Existed, string(change.Before), string(change.After)
 		}

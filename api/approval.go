@@ -58,3 +58,9 @@ type UndoTurnResult struct {
 	Session string `json:"session"`
 	agent.UndoResult
 }
+
+// CheckProviderParams are alisio/checkProvider's (none).
+type CheckProviderParams struct{}
+
+// CheckProviderResult is what the provider answered.
+type CheckProviderResult = agent.ProviderCheck

@@ -61,6 +61,8 @@ type Words struct {
 	// Sessions and Memories name the lists; DataDir where another store is chosen, MaxOutput the
 	// summarizer's output budget.
 	Compact, NewSession, ShowTools, Recover, Sessions, Memories, DataDir, MaxOutput string
+	// Provider says where the provider is set.
+	Provider string
 }
 
 // EditorWords are the daemon's words: the commands of VS Code and of Neovim.
@@ -68,7 +70,9 @@ func EditorWords() Words {
 	return Words{Compact: "Alisio: Compact / :AlisioCompact", NewSession: "Alisio: New Session / :AlisioSessions",
 		ShowTools: "Alisio: Show Tools / :AlisioTools", Recover: "Alisio: Recover Uncertain Tool Calls / :AlisioRecover",
 		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting",
-		MaxOutput: "the alisio.compaction.maxOutputTokens setting"}
+		MaxOutput: "the alisio.compaction.maxOutputTokens setting",
+		Provider: "run Alisio: Set Up Provider (VS Code; it writes alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model), " +
+			"or in Neovim give setup() settings = { provider = { kind = …, baseURL = …, model = … } }"}
 }
 
 // ShellWords are the CLI's words: its commands.
@@ -76,7 +80,8 @@ func ShellWords() Words {
 	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt TEXT without --session",
 		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: "alisio-lsp sessions recover %s --acknowledge",
 		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
-		MaxOutput: "compaction.maxOutputTokens in the config"}
+		MaxOutput: "compaction.maxOutputTokens in the config",
+		Provider:  "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)"}
 }
 
 // Explain returns what err carries for a program and the sentence a user reads, naming what they can do in
@@ -108,7 +113,8 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindUncertainCalls, Calls: uncertain.CallIDs},
 			msg + ": record that their outcome is unknown first (" + recoverWords(w, "SESSION") + ")."
 	case errors.Is(err, agent.ErrNoProvider):
-		return ErrorData{Kind: KindNoProvider}, msg
+		return ErrorData{Kind: KindNoProvider}, msg + ": " + w.Provider +
+			". To try alisio without an API key, run alisio-testprovider and point the base URL at it."
 	case errors.Is(err, agent.ErrModelCall):
 		return ErrorData{Kind: KindModelCall}, msg
 	case errors.Is(err, storage.ErrNotFound):

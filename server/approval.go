@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/api"
-	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
 // How a client answers approval questions, as it announces in initialize
@@ -65,7 +63,7 @@ func (s *Server) askEditor(ctx context.Context, req agent.ApprovalRequest) agent
 	if req.Path != "" {
 		p.Kind, p.Path, p.Exists, p.NewText = api.ApproveEdit, req.Path, req.Existed, req.After
 	} else {
-		p.Command = commandOf(req.Call)
+		p.Command = req.Command
 	}
 	wait, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -141,11 +139,11 @@ func (s *Server) undoTurn(_ context.Context, ag *agent.Agent, p *api.UndoTurnPar
 	return &api.UndoTurnResult{Session: p.Session, UndoResult: res}, nil
 }
 
-// commandOf is the command a run_command call runs ("" for other calls).
-func commandOf(call transcript.ToolCall) string {
-	var args struct {
-		Command string `json:"command"`
+// checkProvider asks the configured provider for its model list (Alisio: Set Up Provider checks with it).
+func (s *Server) checkProvider(ctx context.Context, ag *agent.Agent, _ *api.CheckProviderParams) (*api.CheckProviderResult, error) {
+	res, err := ag.CheckProvider(ctx)
+	if err != nil {
+		return nil, s.explainNoProvider(err)
 	}
-	_ = json.Unmarshal([]byte(call.Arguments), &args)
-	return args.Command
+	return &res, nil
 }

@@ -188,3 +188,28 @@ func errorData(err error) api.ErrorData {
 	}
 	return data
 }
+
+// TestCheckProvider: the provider's model list answers with the window; a server that does not answer gets a
+// sentence naming it.
+func TestCheckProvider(t *testing.T) {
+	e := start(t, &providertest.Script{Models: []map[string]any{{"id": "alisio-test", "context_length": 32768}}}, nil)
+	e.init(t, nil)
+	var res api.CheckProviderResult
+	if err := e.client.Call(ctx(t), "alisio/checkProvider", map[string]any{}, &res); err != nil || res.Window != 32768 || res.Model != "alisio-test" {
+		t.Fatalf("check %+v %v", res, err)
+	}
+	down := start(t, nil, func(c *config.Config) {
+		c.Provider = config.Provider{Kind: "openai", BaseURL: "http://127.0.0.1:1/v1", Model: "m"}
+	})
+	down.init(t, nil)
+	err := down.client.Call(ctx(t), "alisio/checkProvider", map[string]any{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "http://127.0.0.1:1/v1 does not answer") || errorData(err).Kind != api.KindModelCall {
+		t.Fatalf("a provider that does not answer: %v", err)
+	}
+	none := start(t, nil, nil)
+	none.init(t, nil)
+	if err := none.client.Call(ctx(t), "alisio/checkProvider", map[string]any{}, nil); errorData(err).Kind != api.KindNoProvider ||
+		!strings.Contains(err.Error(), "Alisio: Set Up Provider") {
+		t.Fatalf("no provider: %v", err)
+	}
+}

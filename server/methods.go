@@ -64,6 +64,7 @@ var methods = map[string]handlerFunc{
 	"alisio/memories":       handle(asGiven, (*Server).memories),
 	"alisio/undoTurn":       handle(orMostRecent, (*Server).undoTurn),
 	"alisio/approvalAnswer": handle(asGiven, (*Server).approvalAnswer),
+	"alisio/checkProvider":  handle(asGiven, (*Server).checkProvider),
 }
 
 func methodNames() []string {

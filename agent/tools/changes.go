@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,6 +30,15 @@ func Writes(name string) bool { return name == "write_file" || name == "edit_fil
 
 // Runs reports whether the built-in tool name runs commands.
 func Runs(name string) bool { return name == "run_command" }
+
+// CommandOf is the command a run_command call's arguments run ("" when they name none).
+func CommandOf(arguments string) string {
+	var args struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal([]byte(arguments), &args)
+	return args.Command
+}
 
 // Propose is what the write_file or edit_file call would change, computed without writing. Its error is the
 // one the call would return.

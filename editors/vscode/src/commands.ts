@@ -1,6 +1,7 @@
 // The commands of the palette, the status bar menu and the chat's buttons (package.json lists them).
 import * as vscode from 'vscode';
 import { undoTurn } from './approval';
+import { setUpProvider } from './setup';
 import { refreshChat, runTurn } from './conversation';
 import { askForFolder, Ctx, hasFolder } from './ctx';
 import * as meter from './meter';
@@ -166,6 +167,7 @@ export function registerCommands(ctx: Ctx) {
     void vscode.window.showInformationMessage(`Alisio: ${kind === 'mcpServers' ? 'MCP server' : 'plugin'} ${name} ${disabled ? 'enabled' : 'disabled'}; it applies from the next model call.`);
   });
   register('alisio.restartServer', () => restartClient(ctx));
+  register('alisio.setUpProvider', () => setUpProvider(ctx));
   register('alisio.undoTurn', async () => {
     await undoTurn(ctx);
     await refreshChat(ctx);

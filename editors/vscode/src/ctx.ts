@@ -28,10 +28,13 @@ const errorActions: Record<string, string[]> = {
   contextBudget: ['Alisio: Compact', 'Alisio: New Session'],
   toolCatalog: ['Alisio: Show Tools'],
   uncertainCalls: ['Alisio: Recover Uncertain Tool Calls'],
+  noProvider: ['Alisio: Set Up Provider'],
+  modelCall: ['Alisio: Set Up Provider'],
 };
 const actionCommands: Record<string, string> = {
   'Alisio: Compact': 'alisio.compact', 'Alisio: New Session': 'alisio.newSession',
   'Alisio: Show Tools': 'alisio.showTools', 'Alisio: Undo Changes of the Last Turn': 'alisio.undoTurn', 'Alisio: Recover Uncertain Tool Calls': 'alisio.recover',
+  'Alisio: Set Up Provider': 'alisio.setUpProvider',
 };
 
 export class Ctx {

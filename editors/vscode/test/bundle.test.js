@@ -102,8 +102,10 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.ok(statusItem.visible && statusItem.tooltip.value.includes('tokens') && statusItem.tooltip.isTrusted);
     await vscode.commands.executeCommand('alisio.compact');
     await until('the compaction message', () => shown.info.find((m) => m.startsWith('Alisio: compacted')));
-    const after = await until('the meter after the compaction', () => /\((1|2|3) messages\)/.test(statusItem.tooltip.value) && /Alisio \d+%/.test(statusItem.text) && statusItem.text);
-    assert.ok(parseInt(after.match(/(\d+)%/)[1]) < parseInt(before.match(/(\d+)%/)[1]), `${before} → ${after}`);
+    const after = await until('the meter after the compaction', () => /\((1|2|3) messages\)/.test(statusItem.tooltip.value) && /Alisio \S+ [\d.]+k?\/[\d.]+k?$/.test(statusItem.text) && statusItem.text);
+    // "Alisio ▰▱▱│▱ 2.7k/20k": tokens of the window before the slash.
+    const tokens = (text) => { const [, n, k] = text.match(/ ([\d.]+)(k?)\//); return parseFloat(n) * (k ? 1000 : 1); };
+    assert.ok(tokens(after) < tokens(before), `${before} → ${after}`);
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
     assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
     await vscode.commands.executeCommand('alisio.showCheckpoint');
@@ -166,6 +168,41 @@ test('a window without a folder starts no server; the meter, the chat and a prom
   assert.strictEqual(statusItem.text, '$(pulse) Alisio –', 'the meter must not stay on compacting');
   assert.deepStrictEqual(shown.error, []);
   await ext.deactivate();
+});
+
+test('first run: without a provider the error of the prompt offers Alisio: Set Up Provider, which writes the settings and checks them', { skip: !BIN || !PROVIDER ? 'set ALISIO_BIN and ALISIO_TESTPROVIDER (scripts/test.sh does)' : false }, async () => {
+  const { url, proc } = await startProvider({ replies: [{ text: 'set up and answering' }] });
+  const ws = tmpdir('alisio-ws-');
+  fs.writeFileSync(path.join(ws, 'main.go'), 'package main\n');
+  const settings = { alisio: { serverPath: BIN, dataDir: tmpdir('alisio-data-') } };
+  let offered;
+  const answers = {
+    errorChoice: (text, ...items) => { offered = { text, items }; return undefined; },
+    quickPick: (items) => items.find((i) => i.label === 'alisio-testprovider'),
+    inputBox: (o) => (/baseURL/.test(o.prompt) ? url : /model/.test(o.prompt) ? 'alisio-test' : ''),
+  };
+  const { vscode, shown } = create(settings, ws, answers);
+  const ext = loadExtension(vscode);
+  try {
+    await ext.activate({ subscriptions: [], extensionPath: path.join(__dirname, '..'), extensionUri: vscode.Uri.file(path.join(__dirname, '..')) });
+    const view = webviewView();
+    shown.viewProviders['alisio.chat'].resolveWebviewView(view);
+    view.send({ type: 'ready' });
+    view.send({ type: 'send', text: 'hello' });
+    await until('the error of the first prompt', () => offered);
+    assert.match(offered.text, /no provider is configured: run Alisio: Set Up Provider/);
+    assert.deepStrictEqual(offered.items, ['Alisio: Set Up Provider']);
+    const failed = await until('the failed turn marked in the chat', () => view.posted.find((m) => m.type === 'session' && m.failedTurn));
+    assert.strictEqual(failed.failedTurn.prompt, 'hello');
+    await vscode.commands.executeCommand('alisio.setUpProvider');
+    assert.deepStrictEqual(shown.updates.map((u) => `${u.key}=${u.value}`), ['provider.kind=openai', `provider.baseURL=${url}`, 'provider.model=alisio-test', 'provider.apiKeyEnv=']);
+    await until('the check', () => shown.info.find((m) => /the provider answers: alisio-test/.test(m)));
+    view.send({ type: 'retry' }); // the chat's Retry sends the failed prompt again
+    await until('the reply', () => /set up and answering/.test(view.posted.filter((m) => m.type === 'delta').map((m) => m.text).join('')));
+  } finally {
+    await ext.deactivate().catch(() => {}); // (a client still starting cannot stop cleanly; the failure above is what matters)
+    proc.kill();
+  }
 });
 
 test('a missing server gives a clear message with a way to install it', async () => {

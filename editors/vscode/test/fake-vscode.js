@@ -66,6 +66,8 @@ function create(settings, root, answers) {
   const shown = { info: [], warning: [], error: [], documents: [], statusBar: [], outputs: {}, viewProviders: {}, updates: [] };
   const commands = new Map();
   const providers = new Map();
+  // Settings changed through the API are written into settings, and the listeners told (as VS Code does).
+  const configListeners = [];
   const statusItem = { text: '', tooltip: undefined, backgroundColor: undefined, command: undefined, visible: false, show() { this.visible = true; shown.statusBar.push(this.text); }, hide() { this.visible = false; }, dispose() {} };
   const channel = (name) => {
     shown.outputs[name] = '';
@@ -81,7 +83,14 @@ function create(settings, root, answers) {
   const message = (kind) => (text, ...items) => { shown[kind].push(text); return ask(kind + 'Choice')(text, ...items); };
   const getConfiguration = (section) => {
     const value = section ? settings[section] ?? {} : settings;
-    return new Proxy({ get: (key, def) => key.split('.').reduce((o, k) => (o == null ? undefined : o[k]), value) ?? def, has: () => true, update: async (key, value, target) => { shown.updates.push({ section, key, value, target }); }, inspect: () => undefined }, {
+    return new Proxy({ get: (key, def) => key.split('.').reduce((o, k) => (o == null ? undefined : o[k]), value) ?? def, has: () => true, update: async (key, v, target) => {
+      shown.updates.push({ section, key, value: v, target });
+      const path = (section ? section + '.' + key : key).split('.');
+      let o = settings;
+      for (const k of path.slice(0, -1)) o = o[k] ??= {};
+      o[path.at(-1)] = v;
+      for (const l of configListeners) l({ affectsConfiguration: (s) => (section ? section + '.' + key : key).startsWith(s) });
+    }, inspect: () => undefined }, {
       ownKeys: () => Reflect.ownKeys(value).concat(['get', 'has', 'update', 'inspect']),
       getOwnPropertyDescriptor: (t, p) => (p in value ? { enumerable: true, configurable: true, value: value[p] } : Reflect.getOwnPropertyDescriptor(t, p)),
       get: (t, p) => (p in t ? t[p] : value[p]),
@@ -124,7 +133,7 @@ function create(settings, root, answers) {
         ? { uri: opts, getText: () => providers.get(opts.scheme).provideTextDocumentContent(opts), isUntitled: false }
         : { getText: () => opts.content, languageId: opts.language, isUntitled: true }),
       registerTextDocumentContentProvider: (scheme, p) => { providers.set(scheme, p); return new Disposable(() => providers.delete(scheme)); },
-      onDidChangeConfiguration: () => new Disposable(),
+      onDidChangeConfiguration: (l) => { configListeners.push(l); return new Disposable(() => configListeners.splice(configListeners.indexOf(l), 1)); },
       onDidOpenTextDocument: () => new Disposable(), onDidCloseTextDocument: () => new Disposable(),
       onDidChangeTextDocument: () => new Disposable(), onDidSaveTextDocument: () => new Disposable(),
       onWillSaveTextDocument: () => new Disposable(), onDidChangeWorkspaceFolders: () => new Disposable(),

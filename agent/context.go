@@ -329,6 +329,15 @@ func (m *ContextManager) NewSession(title, workspace string) (storage.Session, e
 	if err := checkLength("session title", title, MaxTitleChars); err != nil {
 		return storage.Session{}, err
 	}
+	sess, err := m.newRecord(title, workspace)
+	if err != nil {
+		return storage.Session{}, err
+	}
+	return m.Store.CreateSession(sess, nil)
+}
+
+// newRecord is the record a new session of workspace starts from, not yet stored.
+func (m *ContextManager) newRecord(title, workspace string) (storage.Session, error) {
 	sess := storage.Session{Title: title, Workspace: workspace}
 	if m.Settings().Memory.Enabled {
 		ms, err := m.Store.Memories(workspace)
@@ -339,7 +348,19 @@ func (m *ContextManager) NewSession(title, workspace string) (storage.Session, e
 			sess.Instructions = []string{text}
 		}
 	}
-	return m.Store.CreateSession(sess, nil)
+	return sess, nil
+}
+
+// FirstRequestStatus is the meter of a workspace that has no session yet: what its first request will hold
+// (the instructions and the tool catalog), with no session ID and no messages.
+func (m *ContextManager) FirstRequestStatus(workspace string) (Status, error) {
+	sess, err := m.newRecord("", workspace)
+	if err != nil {
+		return Status{}, err
+	}
+	st := m.statusOf(sess, viewSummary{})
+	st.CalibratedTokens = st.EstimatedTokens
+	return st, nil
 }
 
 // Compact runs a manual compaction of session id with an optional focus (C3) and persists it atomically.

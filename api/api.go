@@ -173,6 +173,9 @@ type MemoriesResult struct {
 // StatusParams are alisio/status's.
 type StatusParams struct {
 	SessionRef
+	// FirstRequest: in a workspace with no session yet, the meter of its first request (no session ID, no
+	// messages: the instructions and the tool catalog) instead of an error.
+	FirstRequest bool `json:"firstRequest,omitempty"`
 }
 
 // Status is the meter of a session: the alisio/status result and notification.

@@ -108,7 +108,7 @@ func TestTypeScriptMirror(t *testing.T) {
 	}
 	// The kinds the extension knows are the kinds the daemon sends.
 	for _, k := range []api.ErrorKind{api.KindContextBudget, api.KindToolCatalog, api.KindUncertainCalls, api.KindNoProvider, api.KindModelCall,
-		api.KindSessionNotFound, api.KindStoreLocked, api.KindStoreTooNew, api.KindMemoryNotFound, api.KindDiskFull, api.KindNothingToUndo, api.KindFailed} {
+		api.KindSessionNotFound, api.KindStoreLocked, api.KindStoreTooNew, api.KindMemoryNotFound, api.KindDiskFull, api.KindNothingToUndo, api.KindNothingToCompact, api.KindFailed} {
 		if !strings.Contains(string(src), fmt.Sprintf("'%s'", k)) {
 			t.Errorf("protocol.ts's ErrorKind lacks %q", k)
 		}
@@ -131,6 +131,7 @@ func TestExplain(t *testing.T) {
 		{&compaction.UncertainError{CallIDs: []string{"call_1"}}, api.KindUncertainCalls, ":AlisioRecover", "alisio-lsp sessions recover SESSION --acknowledge"},
 		{fmt.Errorf("reading: %w: s9", storage.ErrNotFound), api.KindSessionNotFound, ":AlisioSessions", "alisio-lsp sessions list"},
 		{agent.ErrNoProvider, api.KindNoProvider, "", ""},
+		{fmt.Errorf("compacting s1: %w", compaction.ErrNothingToSummarize), api.KindNothingToCompact, "", ""},
 		{errors.New("something else"), api.KindFailed, "", ""},
 	} {
 		data, editor := api.Explain(tc.err, api.EditorWords())

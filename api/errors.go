@@ -38,6 +38,9 @@ const (
 	KindDiskFull ErrorKind = "diskFull"
 	// KindNothingToUndo: the last turn changed no file that can be undone.
 	KindNothingToUndo ErrorKind = "nothingToUndo"
+	// KindNothingToCompact: a compaction found nothing it could summarize; its compaction_skipped event said
+	// why, so an editor need not say it twice.
+	KindNothingToCompact ErrorKind = "nothingToCompact"
 	// KindFailed: anything else; the sentence says what.
 	KindFailed ErrorKind = "failed"
 )
@@ -129,6 +132,8 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindDiskFull}, msg
 	case errors.Is(err, agent.ErrNothingToUndo):
 		return ErrorData{Kind: KindNothingToUndo}, msg
+	case errors.Is(err, compaction.ErrNothingToSummarize):
+		return ErrorData{Kind: KindNothingToCompact}, msg
 	}
 	return ErrorData{Kind: KindFailed}, msg
 }

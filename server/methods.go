@@ -58,9 +58,9 @@ var methods = map[string]handlerFunc{
 	"alisio/session":        handle(orMostRecent, (*Server).session),
 	"alisio/newSession":     handle(asGiven, (*Server).newSession),
 	"alisio/checkpoint":     handle(orMostRecent, (*Server).checkpoint),
-	"alisio/context":        handle(orMostRecent, (*Server).contextParts),
+	"alisio/context":        handle(asGiven, (*Server).contextParts),
 	"alisio/tools":          handle(asGiven, (*Server).tools),
-	"alisio/status":         handle(orMostRecent, (*Server).statusRequest),
+	"alisio/status":         handle(asGiven, (*Server).statusRequest),
 	"alisio/memories":       handle(asGiven, (*Server).memories),
 	"alisio/undoTurn":       handle(orMostRecent, (*Server).undoTurn),
 	"alisio/approvalAnswer": handle(asGiven, (*Server).approvalAnswer),
@@ -83,6 +83,9 @@ func (s *Server) root() string {
 	return s.workspace
 }
 
+// errNoSession: the workspace has no session yet.
+var errNoSession = errors.New("this workspace has no session yet: send a prompt first (Alisio: Prompt in VS Code, :AlisioPrompt in Neovim)")
+
 // resolveSession returns id, or the workspace's most recent session; a non-empty title creates one (so
 // titled) when there is none.
 func (s *Server) resolveSession(ag *agent.Agent, id string, title string) (string, error) {
@@ -102,7 +105,7 @@ func (s *Server) resolveSession(ag *agent.Agent, id string, title string) (strin
 		return list[0].ID, nil
 	}
 	if title == "" {
-		return "", errors.New("this workspace has no session yet: send a prompt first (Alisio: Prompt in VS Code, :AlisioPrompt in Neovim)")
+		return "", errNoSession
 	}
 	sess, err := ag.NewSession(title, ws)
 	return sess.ID, err
@@ -214,14 +217,22 @@ func (s *Server) newSession(_ context.Context, ag *agent.Agent, p *api.NewSessio
 	return &api.NewSessionResult{Session: sess.ID}, nil
 }
 
-// contextParts returns what fills the session's transcript, by kind (the editors' Show Context): computed here,
-// so that the editor does not receive the transcript itself.
+// contextParts returns what fills the session's transcript (the workspace's most recent when none is given;
+// none yet: no parts), by kind (the editors' Show Context): computed here, so that the editor does not
+// receive the transcript itself.
 func (s *Server) contextParts(_ context.Context, ag *agent.Agent, p *api.ContextParams) (*api.ContextResult, error) {
-	v, err := ag.Store.Transcript(p.Session)
+	id, err := s.resolveSession(ag, p.Session, "")
+	if errors.Is(err, errNoSession) {
+		return &api.ContextResult{Parts: []agent.ContextPart{}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &api.ContextResult{Session: p.Session, Parts: agent.ContextParts(v.Messages)}, nil
+	v, err := ag.Store.Transcript(id)
+	if err != nil {
+		return nil, err
+	}
+	return &api.ContextResult{Session: id, Parts: agent.ContextParts(v.Messages)}, nil
 }
 
 // checkpoint returns the current checkpoint's structured fields, whether it is partial, what it replaced, and
@@ -270,7 +281,20 @@ func (s *Server) memories(_ context.Context, ag *agent.Agent, p *api.MemoriesPar
 	return &api.MemoriesResult{Workspace: ws, Memories: ms}, nil
 }
 
+// statusRequest is the meter of the session (the workspace's most recent when none is given); with
+// firstRequest, in a workspace that has none yet, the meter of its first request.
 func (s *Server) statusRequest(_ context.Context, ag *agent.Agent, p *api.StatusParams) (*api.Status, error) {
-	s.status.know(p.Session)
-	return s.statusWith(ag, p.Session)
+	id, err := s.resolveSession(ag, p.Session, "")
+	if errors.Is(err, errNoSession) && p.FirstRequest {
+		st, ferr := ag.FirstRequestStatus(s.root())
+		if ferr != nil {
+			return nil, ferr
+		}
+		return s.meter(st, ""), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.status.know(id)
+	return s.statusWith(ag, id)
 }

@@ -632,6 +632,36 @@ func TestStatusAfterInitialized(t *testing.T) {
 	})
 }
 
+// TestFirstRequestStatus: before the workspace has a session the meter is an error that says how to start one,
+// unless the editor asks for the first request's (Show Context, :AlisioContext): the instructions and the tool
+// catalog, no messages; the context has no parts yet.
+func TestFirstRequestStatus(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), "no session yet: send a prompt first") {
+		t.Fatalf("status with no session: %v", err)
+	}
+	var st api.Status
+	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{"firstRequest": true}, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Session != "" || st.Messages != 0 || st.TranscriptChars != 0 || st.InstructionsChars == 0 || st.ToolsChars == 0 || st.Meter.Tokens == 0 {
+		t.Fatalf("the first request's meter: %+v", st)
+	}
+	var parts api.ContextResult
+	if err := e.client.Call(ctx(t), "alisio/context", map[string]any{}, &parts); err != nil || parts.Session != "" || len(parts.Parts) != 0 {
+		t.Fatalf("context with no session: %+v %v", parts, err)
+	}
+	// Once there is a session, firstRequest changes nothing.
+	sess, err := e.store.CreateSession(storage.Session{Workspace: e.ws}, synthetic.Generate(synthetic.Default(4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{"firstRequest": true}, &st); err != nil || st.Session != sess.ID || st.Messages == 0 {
+		t.Fatalf("status with a session: %+v %v", st, err)
+	}
+}
+
 // TestFreeTextIsCapped: a title or a compaction focus past its cap is refused with a message that says the
 // limit (a 50 MB title used to be stored and returned by every session list).
 func TestFreeTextIsCapped(t *testing.T) {

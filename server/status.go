@@ -118,10 +118,15 @@ func (s *Server) statusWith(ag *agent.Agent, session string) (*api.Status, error
 	if err != nil {
 		return nil, err
 	}
+	return s.meter(st, session), nil
+}
+
+// meter is the alisio/status payload of st, and whether a compaction of session runs.
+func (s *Server) meter(st agent.Status, session string) *api.Status {
 	s.progressMu.Lock()
 	compacting := s.compacting[session]
 	s.progressMu.Unlock()
-	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, api.EditorWords()), Meter: api.MeterOf(st)}, nil
+	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, api.EditorWords()), Meter: api.MeterOf(st)}
 }
 
 func (s *Server) sendStatus(session string) {

@@ -254,6 +254,9 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 // TestNeovim_NoFileYet: a command run before any file was opened, in a directory of no project, says how to
 // start the daemon, not that it stopped, and starts nothing; :AlisioRestart then starts it there, and says so;
 // :AlisioLog opens the log.
+//
+// Then, before the workspace has a session, :AlisioContext shows what the first request will hold, and
+// :'<,'>AlisioAdd and :AlisioAdd put lines of a file, and the whole file, in the chat's input.
 func TestNeovim_NoFileYet(t *testing.T) {
 	cwd := t.TempDir()
 	r := nvim(t, "no_file.lua", "ALISIO_CWD="+cwd, "XDG_DATA_HOME="+t.TempDir())
@@ -263,6 +266,14 @@ func TestNeovim_NoFileYet(t *testing.T) {
 	}
 	if r.Results["log_opened"] != true || r.Results["restart_note"] != "Alisio: alisio-lsp started for "+cwd {
 		t.Fatalf(":AlisioLog, :AlisioRestart: %+v", r.Results)
+	}
+	if ctx := lines(r.Results["first_context"]); !strings.Contains(ctx, "# Context of the first request (no session yet") ||
+		!strings.Contains(ctx, "instructions") || !strings.Contains(ctx, "tool catalog") {
+		t.Fatalf(":AlisioContext before a session:\n%s", ctx)
+	}
+	want := "`main.go` lines 3–5:\n```go\nfunc main() {\n\tprintln(\"hi\")\n}\n```\n\n`main.go`:\n```go\npackage main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n```"
+	if got := lines(r.Results["input"]); got != want || r.Results["in_input"] != true {
+		t.Fatalf(":AlisioAdd put in the input (cursor there: %v):\n%s\nwant:\n%s", r.Results["in_input"], got, want)
 	}
 }
 

@@ -4,25 +4,35 @@ import * as vscode from 'vscode';
 import * as crypto from 'crypto';
 
 /** What the chat asks the extension to do: send a prompt, stop the turn, compact, recover, switch or start a
- * session, show earlier messages. */
-export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' | 'retry' } | { type: 'send'; text: string };
+ * session, show earlier messages, copy a code block. */
+export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' | 'retry' } | { type: 'send' | 'copy'; text: string };
 
 export class ChatView implements vscode.WebviewViewProvider {
   private webviews = new Set<vscode.Webview>();
+  /** Messages for the input (an attachment, the focus) sent before any chat page had loaded: delivered by the
+   * first that does. */
+  private pending: unknown[] = [];
+  private ready = new Set<vscode.Webview>();
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly onAction: (a: ChatAction) => void) {}
 
   /** resolveWebviewView fills the side bar view (VS Code calls it each time the view is shown after being disposed). */
   resolveWebviewView(view: vscode.WebviewView): void {
     this.attach(view.webview);
-    view.onDidDispose(() => this.webviews.delete(view.webview));
+    view.onDidDispose(() => this.forget(view.webview));
+    // A hidden view's page is unloaded: until it loads again (and says it is ready), messages for the input wait.
+    view.onDidChangeVisibility(() => {
+      if (!view.visible) {
+        this.ready.delete(view.webview);
+      }
+    });
   }
 
   /** openPanel shows the chat in an editor tab (VS Code before 1.104 has no secondary side bar for extensions). */
   openPanel(): void {
     const panel = vscode.window.createWebviewPanel('alisio.chatPanel', 'Alisio', vscode.ViewColumn.Beside, {});
     this.attach(panel.webview);
-    panel.onDidDispose(() => this.webviews.delete(panel.webview));
+    panel.onDidDispose(() => this.forget(panel.webview));
   }
 
   /** post sends a message to every open chat. */
@@ -32,10 +42,35 @@ export class ChatView implements vscode.WebviewViewProvider {
     }
   }
 
+  /** toInput sends a message meant for the input (an attachment, the focus): to the loaded chats, else to the
+   * next one that loads, so that one sent while Open Chat loads the view is not lost. */
+  toInput(msg: unknown): void {
+    if (this.ready.size === 0) {
+      this.pending.push(msg);
+      return;
+    }
+    for (const w of this.ready) {
+      void w.postMessage(msg);
+    }
+  }
+
+  private forget(webview: vscode.Webview) {
+    this.webviews.delete(webview);
+    this.ready.delete(webview);
+  }
+
   private attach(webview: vscode.Webview) {
     webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist'), vscode.Uri.joinPath(this.extensionUri, 'media')] };
     webview.html = this.html(webview);
-    webview.onDidReceiveMessage((m: ChatAction) => this.onAction(m));
+    webview.onDidReceiveMessage((m: ChatAction) => {
+      if (m.type === 'ready') {
+        this.ready.add(webview);
+        for (const p of this.pending.splice(0)) {
+          void webview.postMessage(p);
+        }
+      }
+      this.onAction(m);
+    });
     this.webviews.add(webview);
   }
 

@@ -9,6 +9,28 @@ import { ContextResult, SessionsResult } from './protocol';
 import { restartClient } from './server';
 import { refreshStatus, render } from './status';
 
+/** The most of a file Add Selection puts in a prompt whole; a larger one goes by its path (the agent reads it). */
+const maxAttachedChars = 20000;
+
+/** attachment is the active editor's selection (or its whole file, when nothing is selected) as a block for a
+ * prompt: its path relative to the workspace, the lines, and the text fenced in the file's language. */
+export function attachment(editor: vscode.TextEditor | undefined): string | undefined {
+  if (!editor) {
+    return undefined;
+  }
+  const doc = editor.document;
+  const where = vscode.workspace.asRelativePath(doc.uri, false);
+  const sel = editor.selection;
+  const whole = sel.isEmpty;
+  const text = whole ? doc.getText() : doc.getText(sel);
+  if (whole && text.length > maxAttachedChars) {
+    return `The file \`${where}\` (${doc.lineCount} lines, too large to paste here: read it).`;
+  }
+  const lines = whole ? '' : sel.start.line === sel.end.line ? ` line ${sel.start.line + 1}` : ` lines ${sel.start.line + 1}–${sel.end.line + 1}`;
+  const fenceMark = text.includes('```') ? '````' : '```';
+  return `\`${where}\`${lines}:\n${fenceMark}${doc.languageId === 'plaintext' ? '' : doc.languageId}\n${text.replace(/\n$/, '')}\n${fenceMark}\n`;
+}
+
 /** registerCommands registers every command; those that reach the server ask for a folder first in a window
  * without one (before asking for input). */
 export function registerCommands(ctx: Ctx) {
@@ -54,6 +76,16 @@ export function registerCommands(ctx: Ctx) {
     } catch {
       ctx.chat.openPanel(); // VS Code before 1.104: no secondary side bar view, an editor tab instead
     }
+    ctx.chat.toInput({ type: 'focus' });
+  });
+  register('alisio.addSelection', async () => {
+    const text = attachment(vscode.window.activeTextEditor);
+    if (!text) {
+      void vscode.window.showInformationMessage('Alisio: open a file (and select lines, if you want only those); Alisio: Add Selection to Alisio then puts it in the next prompt.');
+      return;
+    }
+    await vscode.commands.executeCommand('alisio.openChat');
+    ctx.chat.toInput({ type: 'attach', text });
   });
   register('alisio.prompt', async (textArg?: unknown) => {
     const text = typeof textArg === 'string' ? textArg : await vscode.window.showInputBox({ prompt: 'Alisio: prompt' });
@@ -136,13 +168,14 @@ export function registerCommands(ctx: Ctx) {
     await ctx.docs.show('checkpoint.md', content);
   });
   register('alisio.showContext', async () => {
-    const st = await ctx.request<meter.Status>('alisio/status', { session: ctx.session });
+    // Before the workspace has a session: what its first request will hold (instructions, tool catalog).
+    const st = await ctx.request<meter.Status>('alisio/status', { session: ctx.session, firstRequest: true });
     if (!st) {
       return;
     }
-    const parts = await ctx.request<ContextResult>('alisio/context', { session: st.session });
+    const parts = await ctx.request<ContextResult>('alisio/context', { session: st.session || undefined });
     const tools = await ctx.request<meter.ToolsDescription>('alisio/tools', {});
-    await ctx.docs.show('context.md', meter.contextBreakdown(st, parts?.parts || [], tools?.sources || []));
+    await ctx.docs.show('context.md', meter.contextBreakdown(st, parts?.parts || [], tools?.sources || []), true);
   });
   register('alisio.showTools', async () => {
     const d = await ctx.request<meter.ToolsDescription>('alisio/tools', {});

@@ -96,6 +96,10 @@ export async function onChatAction(ctx: Ctx, a: ChatAction) {
       return;
     case 'send':
       return runTurn(ctx, a.text);
+    case 'copy':
+      await vscode.env.clipboard.writeText(a.text);
+      vscode.window.setStatusBarMessage('Alisio: copied', 2000);
+      return;
     case 'retry':
       if (ctx.failedTurn) {
         return runTurn(ctx, ctx.failedTurn.prompt);

@@ -97,6 +97,9 @@ export class Ctx {
       }
       this.output.error(`${method}: ${err.message || e}`);
       onError?.(err.message || String(e));
+      if (errorKind(e) === 'nothingToCompact') {
+        return undefined; // its compaction_skipped event said why, once
+      }
       // Not awaited: the caller goes on (a failed turn ends at once) while the message waits for the user.
       void vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...(errorActions[errorKind(e)] ?? [])).then((choice) => {
         if (choice && actionCommands[choice]) {

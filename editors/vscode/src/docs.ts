@@ -10,11 +10,21 @@ export class Docs implements vscode.TextDocumentContentProvider {
     return this.contents.get(uri.path) ?? '';
   }
 
-  /** show opens the document name with content, in a preview editor. */
-  async show(name: string, content: string) {
+  /** show opens the document name with content, in a preview editor; rendered, in the Markdown preview (its
+   * source where the built-in Markdown extension is disabled). */
+  async show(name: string, content: string, rendered = false) {
     const uri = vscode.Uri.parse(`alisio:${name}`);
     this.contents.set(uri.path, content);
     this.changed.fire(uri);
+    if (rendered) {
+      try {
+        // (Its extension activates on the command: before that, getCommands does not list it.)
+        await vscode.commands.executeCommand('markdown.showPreview', uri);
+        return;
+      } catch {
+        // the built-in Markdown extension is disabled: the source below
+      }
+    }
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
   }
 

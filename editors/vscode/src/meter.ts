@@ -174,7 +174,7 @@ export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sou
   }
   const total = parts.reduce((n, [, v]) => n + v, 0) || 1;
   // Size and name first, then a short bar: it stays readable in a narrow chat panel.
-  const lines = [`**What fills the context** of session \`${st.session}\``, '', '```'];
+  const lines = [st.session ? `**What fills the context** of session \`${st.session}\`` : '**What fills the context** of the first request (no session yet: Alisio: Prompt starts one)', '', '```'];
   const width = Math.max(...parts.map(([k]) => k.length));
   for (const [k, v] of parts) {
     const n = Math.round((20 * v) / total);

@@ -2,10 +2,40 @@
 // script (media/chat.js) calls them, and the unit tests run them under Node. Everything that comes from the
 // session is escaped; markdown is rendered by markdown-it with raw HTML off.
 import MarkdownIt from 'markdown-it';
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import c from 'highlight.js/lib/languages/c';
+import cpp from 'highlight.js/lib/languages/cpp';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import java from 'highlight.js/lib/languages/java';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import lua from 'highlight.js/lib/languages/lua';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import sql from 'highlight.js/lib/languages/sql';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
 import { fraction, human, Status, tokensText, used } from './meter';
 import { CallOutcome, CallState, Notice } from './protocol';
 
-const md = new MarkdownIt({ html: false, linkify: false, breaks: true });
+// The languages code blocks are highlighted in (highlight.js's core with these only keeps the chat's script
+// small); a block in another language, or none, is shown plain.
+for (const [name, lang] of Object.entries({ bash, c, cpp, css, diff, go, java, javascript, json, lua, python, rust, sql, typescript, xml, yaml })) {
+  hljs.registerLanguage(name, lang);
+}
+
+const md: MarkdownIt = new MarkdownIt({
+  html: false, linkify: false, breaks: true,
+  highlight: (code, lang) => (lang && hljs.getLanguage(lang) ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value : ''),
+});
+// Every code block gets a Copy button (the chat copies the block's text through the editor's clipboard).
+const fence = md.renderer.rules.fence!;
+md.renderer.rules.fence = (tokens, idx, options, env, self) =>
+  `<div class="code"><button class="copy" data-action="copy" title="Copy the code">Copy</button>${fence(tokens, idx, options, env, self)}</div>`;
 
 /** esc escapes text for HTML (content and attribute values). */
 export function esc(s: string): string {

@@ -1,5 +1,6 @@
 // The script of the Alisio chat view (bundled into dist/chat.js): it draws what the extension sends
-// (render.ts) and sends back what the user does. It keeps the input's draft across hide and show.
+// (render.ts) and sends back what the user does. It keeps the input's draft across hide and show; ↑ and ↓ on
+// the input's first and last line walk back and forth through the prompts of the session.
 import { conversation, header, markdown, toolCall, ChatMessage } from './render';
 import type { Status } from './meter';
 
@@ -16,6 +17,8 @@ const head = $('header'), log = $('log'), input = $('input') as HTMLTextAreaElem
 let status: Status | undefined, model = '', title = '';
 // The turn streaming: its element, the text segment being written (text after a tool call starts a new one, so
 // that text and calls show in the order they happened), and its calls by ID.
+// The session's prompts, oldest first, and where ↑/↓ stand in them (history.length: the draft being typed).
+let history: string[] = [], at = 0, draft = '';
 let streaming: { el: HTMLElement; seg: HTMLElement | undefined; text: string; calls: Map<string, { name: string; arguments: string; el: HTMLElement }> } | undefined;
 
 function drawHeader() {
@@ -47,6 +50,8 @@ window.addEventListener('message', (e: MessageEvent) => {
       status = m.status ?? status;
       model = m.model ?? model;
       title = m.title ?? title;
+      history = ((m.messages || []) as ChatMessage[]).filter((x) => x.role === 'user' && !x.summary && x.text).map((x) => x.text as string);
+      at = history.length;
       drawHeader();
       {
         // Loading earlier messages keeps in view what the user was reading; any other redraw goes to the end.
@@ -73,6 +78,10 @@ window.addEventListener('message', (e: MessageEvent) => {
       break;
     case 'turn': // a turn starts: the prompt, and where the reply streams
       running(true);
+      if (history[history.length - 1] !== m.text) {
+        history.push(m.text);
+      }
+      at = history.length;
       log.querySelector('.empty')?.remove();
       log.querySelector('.failed-turn')?.remove();
       log.insertAdjacentHTML('beforeend', `<div class="msg user"><div class="who">You</div>${markdown(m.text)}</div>` +
@@ -111,6 +120,15 @@ window.addEventListener('message', (e: MessageEvent) => {
       input.value = m.text;
       vscode.setState({ draft: m.text });
       break;
+    case 'attach': // a file or a selection for the next prompt, added where the input ends
+      input.value = input.value.trim() ? `${input.value.replace(/\s+$/, '')}\n\n${m.text}` : m.text;
+      vscode.setState({ draft: input.value });
+      input.focus();
+      input.setSelectionRange(input.value.length, input.value.length);
+      break;
+    case 'focus':
+      input.focus();
+      break;
     case 'done':
       running(false);
       if (m.error) {
@@ -122,11 +140,36 @@ window.addEventListener('message', (e: MessageEvent) => {
 });
 
 document.body.addEventListener('click', (e) => {
-  const action = (e.target as HTMLElement).closest('button')?.dataset.action;
-  if (action) {
+  const button = (e.target as HTMLElement).closest('button');
+  const action = button?.dataset.action;
+  if (action === 'copy') {
+    vscode.postMessage({ type: 'copy', text: button?.parentElement?.querySelector('code')?.textContent ?? '' });
+  } else if (action) {
     vscode.postMessage({ type: action });
   }
 });
+// When the view gets the focus (Alisio: Open Chat, its keybinding, a click on its icon), the input has it.
+window.addEventListener('focus', () => {
+  if (document.activeElement === document.body) {
+    input.focus();
+  }
+});
+
+/** recall puts the prompt step places away from the one shown into the input (↑ -1, ↓ +1), keeping the draft. */
+function recall(step: number): boolean {
+  const next = at + step;
+  if (next < 0 || next > history.length) {
+    return false;
+  }
+  if (at === history.length) {
+    draft = input.value;
+  }
+  at = next;
+  input.value = at === history.length ? draft : history[at];
+  const end = step < 0 ? 0 : input.value.length;
+  input.setSelectionRange(end, end);
+  return true;
+}
 
 function submit() {
   const text = input.value.trim();
@@ -140,12 +183,22 @@ input.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     submit();
+  } else if ((e.key === 'ArrowUp' || e.key === 'ArrowDown') && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey && input.selectionStart === input.selectionEnd) {
+    // Only on the first line (↑) or the last (↓), so moving through a multi-line prompt still works.
+    const up = e.key === 'ArrowUp';
+    const onEdge = up ? !input.value.slice(0, input.selectionStart).includes('\n') : !input.value.slice(input.selectionEnd).includes('\n');
+    if (onEdge && recall(up ? -1 : 1)) {
+      e.preventDefault();
+    }
   }
 });
 input.addEventListener('input', () => vscode.setState({ draft: input.value }));
 send.addEventListener('click', submit);
 stop.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
 input.value = vscode.getState()?.draft || '';
+if (document.hasFocus()) { // the view was focused while its page loaded
+  input.focus();
+}
 drawHeader();
 running(false);
 vscode.postMessage({ type: 'ready' });

@@ -108,10 +108,15 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.ok(tokens(after) < tokens(before), `${before} → ${after}`);
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
     assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
+    // Compacting again right away finds nothing to summarize: one message says so, not two.
+    const [infos, errors] = [shown.info.length, shown.error.length];
+    await vscode.commands.executeCommand('alisio.compact');
+    await until('the skipped compaction said', () => shown.info.length + shown.warning.length > infos);
+    assert.strictEqual(shown.error.length, errors, `an error besides the skip: ${shown.error.at(-1)}`);
     await vscode.commands.executeCommand('alisio.showCheckpoint');
     assert.match(shown.documents.at(-1), /# Checkpoint[\s\S]*## Goal/);
     await vscode.commands.executeCommand('alisio.showContext');
-    assert.match(shown.documents.at(-1), /checkpoint[\s\S]*tool catalog: built-in/);
+    assert.match(shown.previews.at(-1), /checkpoint[\s\S]*tool catalog: built-in/, 'Show Context opens rendered, in the Markdown preview');
     // Alisio: Show Tools lists the MCP server with its problem; picking it disables it in the settings.
     let offered;
     answers.quickPick = (items) => { offered = items; return items.find((i) => i.toggle && i.toggle.name === 'docs'); };
@@ -233,4 +238,35 @@ test('the server: alisio.serverPath when set, else the binary a platform .vsix c
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('Add Selection to Alisio puts the selected lines, or the file, in the chat input; Open Chat focuses it; Copy copies a code block', async () => {
+  const ws = tmpdir('alisio-ws-');
+  const { vscode, shown } = create({ alisio: { serverPath: '/nonexistent/alisio-lsp' } }, ws, {});
+  const ext = loadExtension(vscode);
+  await ext.activate({ subscriptions: [], extensionPath: path.join(__dirname, '..'), extensionUri: vscode.Uri.file(path.join(__dirname, '..')) });
+  await vscode.commands.executeCommand('alisio.addSelection');
+  assert.match(shown.info.at(-1), /open a file .*Alisio: Add Selection to Alisio then puts it in the next prompt/);
+  const lines = ['package main', '', 'func main() {', '\tprintln("hi")', '}', ''];
+  const doc = {
+    uri: vscode.Uri.file(path.join(ws, 'cmd', 'main.go')), languageId: 'go', lineCount: lines.length,
+    getText: (r) => (r ? lines.slice(r.start.line, r.end.line + 1).join('\n') : lines.join('\n')),
+  };
+  const selection = (from, to) => ({ isEmpty: from === undefined, start: { line: from }, end: { line: to } });
+  vscode.window.activeTextEditor = { document: doc, selection: selection(2, 4) };
+  // Before the chat page loads, the attachment waits for it; then the page gets it, and the focus.
+  await vscode.commands.executeCommand('alisio.addSelection');
+  const view = webviewView();
+  shown.viewProviders['alisio.chat'].resolveWebviewView(view);
+  assert.ok(!view.posted.some((m) => m.type === 'attach'));
+  view.send({ type: 'ready' });
+  const attached = await until('the attachment', () => view.posted.find((m) => m.type === 'attach'));
+  assert.strictEqual(attached.text, 'cmd/main.go lines 3–5:\n```go\nfunc main() {\n\tprintln("hi")\n}\n```\n'.replace('cmd/main.go', '`cmd/main.go`'));
+  assert.ok(view.posted.some((m) => m.type === 'focus'));
+  vscode.window.activeTextEditor = { document: doc, selection: selection() };
+  await vscode.commands.executeCommand('alisio.addSelection');
+  assert.match(view.posted.filter((m) => m.type === 'attach').at(-1).text, /^`cmd\/main.go`:\n```go\npackage main\n[\s\S]*\n}\n```\n$/);
+  view.send({ type: 'copy', text: 'go test ./...' });
+  await until('the clipboard', () => shown.clipboard.includes('go test ./...'));
+  assert.deepStrictEqual(shown.statusMessages, ['Alisio: copied']);
 });

@@ -134,16 +134,24 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
     assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
 
-    // Show Context opens a read-only alisio: document (no Untitled tab asking to be saved).
+    // Show Context opens rendered, in the Markdown preview of a read-only alisio: document (no Untitled tab).
     await page.keyboard.press('F1');
     await until('the command palette', async () => input.isVisible());
     await input.fill('>Alisio: Show Context');
     await until('Show Context in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Alisio: Show Context' }).count()) > 0);
     await page.keyboard.press('Enter');
-    await until('the context tab', async () => (await page.locator('.tab', { hasText: 'context.md' }).count()) > 0, 30000);
+    await until('the context preview tab', async () => (await page.locator('.tab', { hasText: 'Preview context.md' }).count()) > 0, 30000);
     assert.strictEqual(await page.locator('.tab', { hasText: 'Untitled' }).count(), 0, 'an Untitled tab was opened');
-    await page.keyboard.type('x');
-    await until('the read-only notice', async () => (await page.locator('text=Cannot edit in read-only editor').count()) > 0, 10000);
+    const preview = page.frameLocator('iframe.webview').frameLocator('#active-frame');
+    await until('the rendered breakdown', async () => (await preview.locator('strong', { hasText: 'What fills the context' }).count()) > 0, 30000);
+    await page.screenshot({ path: shot('vscode-context-preview.png') });
+    // Closed again, so that the chat's page below is the only webview.
+    await page.keyboard.press('F1');
+    await until('the command palette', async () => input.isVisible());
+    await input.fill('>View: Close All Editors');
+    await until('Close All Editors in the list', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: /^View: Close All Editors/ }).count()) > 0);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: /^View: Close All Editors/ }).first().click();
+    await until('the preview closed', async () => (await page.locator('.tab', { hasText: 'Preview context.md' }).count()) === 0);
 
     // The chat view in the secondary side bar: the compaction boundary, then a turn typed in it.
     await page.keyboard.press('F1');
@@ -195,6 +203,13 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     }
     assert.ok(await page.locator('.part.auxiliarybar').isVisible(), 'the chat is shown again');
     await until('the chat after hide and show', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0, 30000);
+    // Open Chat left the focus in the input, and ↑ there brings back the last prompt.
+    await until('the input focused', async () => view.locator('#input').evaluate((el) => el.ownerDocument.activeElement === el), 10000);
+    await page.keyboard.press('ArrowUp');
+    await until('the last prompt recalled', async () => (await view.locator('#input').inputValue()) === 'run the parser tests', 10000);
+    await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat-history.png') });
+    await page.keyboard.press('ArrowDown');
+    await until('the draft back', async () => (await view.locator('#input').inputValue()) === '', 10000);
 
     // Alisio: Undo Changes of the Last Turn puts main.go back.
     await page.keyboard.press('F1');

@@ -63,8 +63,10 @@ function noop() {
 }
 
 function create(settings, root, answers) {
-  const shown = { info: [], warning: [], error: [], documents: [], statusBar: [], outputs: {}, viewProviders: {}, updates: [] };
+  const shown = { info: [], warning: [], error: [], documents: [], previews: [], clipboard: [], statusMessages: [], statusBar: [], outputs: {}, viewProviders: {}, updates: [] };
   const commands = new Map();
+  // The built-in Markdown extension's preview: it records what it would render.
+  commands.set('markdown.showPreview', async (uri) => { shown.previews.push(providers.get(uri.scheme).provideTextDocumentContent(uri)); });
   const providers = new Map();
   // Settings changed through the API are written into settings, and the listeners told (as VS Code does).
   const configListeners = [];
@@ -108,7 +110,8 @@ function create(settings, root, answers) {
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
     ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
     TextDocumentSaveReason: { Manual: 1, AfterDelay: 2, FocusOut: 3 },
-    env: { appName: 'fake', language: 'en', machineId: 'm', sessionId: 's', uriScheme: 'vscode', openExternal: async () => true },
+    env: { appName: 'fake', language: 'en', machineId: 'm', sessionId: 's', uriScheme: 'vscode', openExternal: async () => true,
+      clipboard: { writeText: async (t) => { shown.clipboard.push(t); }, readText: async () => shown.clipboard.at(-1) ?? '' } },
     window: {
       createStatusBarItem: () => statusItem,
       createOutputChannel: (name) => channel(name),
@@ -118,6 +121,7 @@ function create(settings, root, answers) {
       showInputBox: ask('inputBox'),
       showQuickPick: ask('quickPick'),
       showTextDocument: async (doc) => { shown.documents.push(doc.getText()); shown.untitled = (shown.untitled || 0) + (doc.isUntitled ? 1 : 0); return {}; },
+      setStatusBarMessage: (text) => { shown.statusMessages.push(text); return new Disposable(); },
       withProgress: (opts, task) => task({ report() {} }, new CancellationTokenSource().token),
       activeTextEditor: undefined, visibleTextEditors: [], tabGroups: noop(),
       onDidChangeActiveTextEditor: () => new Disposable(), onDidChangeVisibleTextEditors: () => new Disposable(),
@@ -127,6 +131,7 @@ function create(settings, root, answers) {
     workspace: {
       workspaceFolders: root ? [workspaceFolder] : undefined,
       getWorkspaceFolder: () => workspaceFolder,
+      asRelativePath: (uri) => (root && uri.fsPath.startsWith(root + '/') ? uri.fsPath.slice(root.length + 1) : uri.fsPath),
       textDocuments: [],
       getConfiguration,
       openTextDocument: async (opts) => (opts instanceof Uri

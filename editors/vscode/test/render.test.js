@@ -103,3 +103,11 @@ test('a command that exited non-zero shows ✗ with its exit code', () => {
   ], []);
   assert.match(html, /<code>make test<\/code> · <span class="error">✗ exit 2 · 16 chars<\/span>/);
 });
+
+test('code blocks are highlighted in their language and carry a Copy button; raw HTML stays escaped', () => {
+  const html = render.markdown('Run:\n\n```go\nfunc main() { fmt.Println("<b>") }\n```\n\n```\nplain <i>\n```');
+  assert.match(html, /<div class="code"><button class="copy" data-action="copy" title="Copy the code">Copy<\/button><pre><code class="language-go"><span class="hljs-function"><span class="hljs-keyword">func<\/span>/);
+  assert.match(html, /<span class="hljs-string">&quot;&lt;b&gt;&quot;<\/span>/);
+  assert.match(html, /<pre><code>plain &lt;i&gt;\n<\/code><\/pre>\n<\/div>/);
+  assert.doesNotMatch(html, /<b>|<i>/);
+});

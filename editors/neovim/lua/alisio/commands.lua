@@ -71,6 +71,37 @@ function M.chat()
   M.refresh_chat()
 end
 
+--- MAX_ADDED_CHARS is the most of a file :AlisioAdd puts in a prompt whole; a larger one goes by its path.
+local MAX_ADDED_CHARS = 20000
+
+--- add puts the current buffer's lines first..last (the whole file without a range) in the chat's input, for
+--- the next prompt (:AlisioAdd, :'<,'>AlisioAdd): its path, the lines, and the text fenced in its filetype.
+function M.add(first, last, ranged)
+  local src = vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(src)
+  if name == '' or vim.bo[src].buftype ~= '' then
+    util.notify('open a file (and select lines, if you want only those); :AlisioAdd then puts it in the next prompt', util.levels.WARN)
+    return
+  end
+  local where = vim.fn.fnamemodify(name, ':.')
+  local lines = ranged and vim.api.nvim_buf_get_lines(src, first - 1, last, false) or vim.api.nvim_buf_get_lines(src, 0, -1, false)
+  local block
+  if not ranged and #table.concat(lines, '\n') > MAX_ADDED_CHARS then
+    block = { string.format('The file `%s` (%d lines, too large to paste here: read it).', where, #lines) }
+  else
+    local fence = table.concat(lines, '\n'):find('```', 1, true) and '````' or '```'
+    local span = not ranged and '' or first == last and string.format(' line %d', first) or string.format(' lines %d–%d', first, last)
+    local lang = vim.bo[src].filetype ~= '' and vim.bo[src].filetype or vim.fn.fnamemodify(name, ':e')
+    block = { string.format('`%s`%s:', where, span), fence .. lang }
+    vim.list_extend(block, lines)
+    table.insert(block, fence)
+  end
+  M.chat()
+  if chat.input_buf() then -- (no chat when the daemon could not start: that said why)
+    chat.add_to_input(block)
+  end
+end
+
 --- EARLIER_PAGE is how many more messages :AlisioEarlier shows at a time.
 local EARLIER_PAGE = 200
 

@@ -63,6 +63,7 @@ M.statusline = statusline.text
 M.compact = commands.compact
 M.recover = commands.recover
 M.chat = commands.chat
+M.add = commands.add
 M.refresh_chat = commands.refresh_chat
 M.earlier = commands.earlier
 M.stop = commands.stop

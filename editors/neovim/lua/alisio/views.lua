@@ -80,7 +80,8 @@ end
 
 --- context shows what fills the context (:AlisioContext).
 function M.context()
-  client.request('alisio/status', { session = state.session }, function(err, st)
+  -- Before the workspace has a session: what its first request will hold (instructions, tool catalog).
+  client.request('alisio/status', { session = state.session, firstRequest = true }, function(err, st)
     if err then
       util.notify(util.err_message(err), util.levels.ERROR)
       return
@@ -94,7 +95,8 @@ function M.context()
       return string.format('%-26s %11s  %s', name, util.human(chars) .. ' chars', string.rep('#', n) .. string.rep('.', 20 - n))
     end
     local lines = {
-      '# Context of session ' .. (st.session or '?'),
+      (st.session or '') == '' and '# Context of the first request (no session yet: :AlisioPrompt or :Alisio starts one)'
+        or '# Context of session ' .. st.session,
       '',
       string.format('A request sends %s chars; the bars are shares of it.', util.human(total)),
       '',
@@ -117,7 +119,7 @@ function M.context()
       table.insert(lines, '⚠ ' .. n.text)
     end
     -- The transcript by kind, under its line (the daemon counts it: the transcript itself never comes here).
-    client.request('alisio/context', { session = st.session }, function(cerr, ctx)
+    client.request('alisio/context', { session = st.session ~= '' and st.session or nil }, function(cerr, ctx)
       if not cerr and ctx then
         local at = 7 -- under the transcript's row
         for _, p in ipairs(ctx.parts or {}) do

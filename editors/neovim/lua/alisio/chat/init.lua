@@ -245,6 +245,19 @@ hint = function(buf)
   end
 end
 
+--- add_to_input puts lines at the end of the input (a blank line after what is there) and the cursor after them.
+function M.add_to_input(lines)
+  local buf = state.input
+  local have = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local empty = #have <= 1 and (have[1] or '') == ''
+  local at = empty and 0 or #have
+  vim.api.nvim_buf_set_lines(buf, at, -1, false, empty and lines or vim.list_extend({ '' }, lines))
+  local w = win_of(buf)
+  if w then
+    vim.api.nvim_win_set_cursor(w, { vim.api.nvim_buf_line_count(buf), 0 })
+  end
+end
+
 --- close closes the chat and input windows (the buffers stay for the next :Alisio).
 function M.close()
   for _, buf in ipairs({ state.input, state.buf }) do

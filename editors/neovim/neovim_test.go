@@ -497,4 +497,8 @@ func TestNeovim_ReviewAndUndo(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "main.go")); string(b) != "package main\n" {
 		t.Errorf("main.go on disk after the undo: %q", b)
 	}
+	if chat := lines(res["chat"]); !strings.Contains(chat, "    change to main.go:\n    -package main\n    +package main // reviewed") ||
+		!strings.Contains(chat, "    new content of new.txt:\n      not wanted") || strings.Contains(chat, `"oldText"`) {
+		t.Errorf("the calls in the chat:\n%s", chat)
+	}
 }

@@ -32,4 +32,11 @@ vim.cmd('AlisioUndoTurn')
 H.wait(10000, function() return H.noted("undid the last turn's changes") ~= nil end, 'the undo')
 vim.wait(200)
 H.record('main_after_undo', vim.api.nvim_buf_get_lines(main, 0, -1, false))
+-- In the chat, the edit's details are a diff and the write's the file's content, not their JSON.
+vim.cmd('Alisio')
+local chat = require('alisio.chat')
+H.wait(5000, function()
+  return chat.buf() and table.concat(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), '\n'):find('change to main.go:', 1, true) ~= nil
+end, 'the edit in the chat')
+H.record('chat', vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false))
 H.done()

@@ -92,6 +92,43 @@ export function argSummary(args: string): string {
   return [...s].length > 80 ? [...s].slice(0, 79).join('') + '…' : s;
 }
 
+/** codeBlock is text as a fenced block in lang, rendered (highlighted, with its Copy button): the fence is
+ * longer than any run of backticks inside. */
+function codeBlock(text: string, lang: string): string {
+  const fence = '`'.repeat(Math.max(3, ...(text.match(/`+/g) ?? []).map((r) => r.length + 1)));
+  return md.render(`${fence}${lang}\n${text.replace(/\n$/, '')}\n${fence}\n`);
+}
+
+/** The language of a path's code block, from its extension (highlight.js's names and aliases). */
+function langOf(path: string): string {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
+  return hljs.getLanguage(ext) ? ext : '';
+}
+
+/** callBody is what a tool call did, for people: an edit as a diff (- the old text, + the new), a write as the
+ * file's new content, a command as a shell block; any other call's arguments as they were sent. */
+export function callBody(name: string, args: string): string {
+  let o: Record<string, unknown> | undefined;
+  try {
+    o = JSON.parse(args);
+  } catch {
+    // not JSON: shown raw below
+  }
+  const str = (k: string) => (typeof o?.[k] === 'string' ? (o[k] as string) : undefined);
+  const path = str('path') ?? '';
+  if (name === 'edit_file' && str('oldText') !== undefined && str('newText') !== undefined) {
+    const side = (mark: string, t: string) => t.replace(/\n$/, '').split('\n').map((l) => mark + l).join('\n');
+    return `<div class="label">change to ${esc(path)}</div>${codeBlock(`${side('-', str('oldText')!)}\n${side('+', str('newText')!)}`, 'diff')}`;
+  }
+  if (name === 'write_file' && str('content') !== undefined) {
+    return `<div class="label">new content of ${esc(path)}</div>${codeBlock(str('content')!, langOf(path))}`;
+  }
+  if (name === 'run_command' && str('command') !== undefined) {
+    return `<div class="label">command</div>${codeBlock(str('command')!, 'bash')}`;
+  }
+  return `<div class="label">arguments</div><pre>${esc(args)}</pre>`;
+}
+
 /** A tool call's result: its text (from the session) or only its size (while a turn streams). */
 export interface ToolResult {
   text?: string;
@@ -118,7 +155,7 @@ export function toolCall(call: { id: string; name: string; arguments: string }, 
     size = `${human(result.chars ?? chars(result.text))} chars`;
   }
   return `<details class="${cls}"><summary><span class="tool-name">${esc(call.name)}</span> <code>${esc(argSummary(call.arguments))}</code> · ${size}</summary>` +
-    `<div class="tool-body"><div class="label">arguments</div><pre>${esc(call.arguments)}</pre>` +
+    `<div class="tool-body">${callBody(call.name, call.arguments)}` +
     (result?.text !== undefined ? `<div class="label">result</div><pre>${esc(result.text)}</pre>` : '') + '</div></details>';
 }
 

@@ -33,7 +33,7 @@ test('a tool call is one line (tool, what it ran, result size; failures in red) 
   ], []);
   assert.match(html, /<summary><span class="tool-name">run_command<\/span> <code>make test<\/code> · <span class="error">✗ failed · 2k chars<\/span><\/summary>/);
   assert.match(html, /<summary><span class="tool-name">read_file<\/span> <code>main.go<\/code> · 12 chars<\/summary>/);
-  assert.match(html, /<div class="label">arguments<\/div><pre>\{&quot;command&quot;:&quot;make   test&quot;\}<\/pre>/);
+  assert.match(html, /<div class="label">command<\/div><div class="code">.*<code class="language-bash">make   <span class="hljs-built_in">test<\/span>\n<\/code>/s);
   assert.strictEqual((html.match(/class="msg user"/g) || []).length, 1);
 });
 
@@ -110,4 +110,13 @@ test('code blocks are highlighted in their language and carry a Copy button; raw
   assert.match(html, /<span class="hljs-string">&quot;&lt;b&gt;&quot;<\/span>/);
   assert.match(html, /<pre><code>plain &lt;i&gt;\n<\/code><\/pre>\n<\/div>/);
   assert.doesNotMatch(html, /<b>|<i>/);
+});
+
+test('a tool call shows what it did: an edit as a diff, a write as the content, a command as a shell block, others as sent', () => {
+  const edit = render.callBody('edit_file', JSON.stringify({ path: 'main.go', oldText: 'a := 1\nb := 2', newText: 'a := 3' }));
+  assert.match(edit, /change to main.go<\/div><div class="code">.*<code class="language-diff"><span class="hljs-deletion">-a := 1<\/span>\n<span class="hljs-deletion">-b := 2<\/span>\n<span class="hljs-addition">\+a := 3<\/span>/s);
+  assert.match(render.callBody('write_file', JSON.stringify({ path: 'x.py', content: 'print("```")\n' })), /new content of x.py<\/div>.*<code class="language-py">.*print/s);
+  assert.match(render.callBody('run_command', JSON.stringify({ command: 'go test ./...' })), /command<\/div>.*language-bash/s);
+  assert.strictEqual(render.callBody('search', '{"pattern":"<x>"}'), '<div class="label">arguments</div><pre>{&quot;pattern&quot;:&quot;&lt;x&gt;&quot;}</pre>');
+  assert.match(render.callBody('edit_file', 'not json'), /arguments<\/div><pre>not json/);
 });

@@ -20,6 +20,35 @@ function M.line(call, result, state, exit_code)
   return line .. string.format(' · %s chars', text.human(text.chars(result.text)))
 end
 
+--- body is what a call did, for people, as indented lines: an edit as a diff (- the old text, + the new), a
+--- write as the file's new content, a command as itself; any other call's arguments as they were sent.
+function M.body(call)
+  local ok, args = pcall(vim.fn.json_decode, call.arguments or '')
+  local function str(k)
+    return ok and type(args) == 'table' and type(args[k]) == 'string' and args[k] or nil
+  end
+  local out = {}
+  local function block(title, mark, s)
+    if title then
+      table.insert(out, '    ' .. title)
+    end
+    for _, l in ipairs(text.split((s:gsub('\n$', '')))) do
+      table.insert(out, '    ' .. mark .. l)
+    end
+  end
+  if call.name == 'edit_file' and str('oldText') and str('newText') then
+    block('change to ' .. (str('path') or '?') .. ':', '-', str('oldText'))
+    block(nil, '+', str('newText'))
+  elseif call.name == 'write_file' and str('content') then
+    block('new content of ' .. (str('path') or '?') .. ':', '  ', str('content'))
+  elseif call.name == 'run_command' and str('command') then
+    block('command:', '  ', str('command'))
+  else
+    out = { '    arguments: ' .. (call.arguments or '') }
+  end
+  return out
+end
+
 --- format adds call's line, and its arguments and result as a fold, to out. outcome = { result = index into
 --- messages (0-based, -1: none), state = 'done' | 'failed' | 'uncertain' | 'running' }.
 function M.format(out, call, outcome, messages)
@@ -27,7 +56,7 @@ function M.format(out, call, outcome, messages)
   local result = (outcome.result or -1) >= 0 and messages[outcome.result + 1] or nil
   out:add({ M.line(call, result, outcome.state, outcome.exitCode) })
   local first = out:next()
-  out:add({ '    arguments: ' .. (call.arguments or '') })
+  out:add(M.body(call))
   if result then
     out:add({ '    result:' })
     for _, l in ipairs(text.split(result.text)) do

@@ -228,7 +228,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		st.lastChars = p.chars
 		st.mu.Unlock()
 		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.SystemPrompt(view.Session), Messages: view.Messages, Tools: a.Tools.Specs(),
-			MaxOutputTokens: cfg.Limits.MaxOutputTokens}, func(d provider.Delta) { a.emit(Event{Session: id, Kind: EventDelta, Delta: d}) })
+			MaxOutputTokens: cfg.Limits.MaxOutputTokens, CacheKey: id}, func(d provider.Delta) { a.emit(Event{Session: id, Kind: EventDelta, Delta: d}) })
 		res.ModelCalls++
 		if err != nil {
 			if ctx.Err() != nil {

@@ -124,6 +124,10 @@ type Provider struct {
 	Responses bool `json:"responses,omitempty"`
 	// ThinkingBudget enables Anthropic extended thinking with this many tokens (0: off; else 1024 or more).
 	ThinkingBudget int `json:"thinkingBudget,omitempty"`
+	// PromptCache is how requests use the provider's prompt cache: "5m" (the default: Anthropic cache_control
+	// breakpoints with a 5-minute lifetime, OpenAI prompt_cache_key per session), "1h" (Anthropic breakpoints
+	// that live an hour, written at twice the price), or "off" (neither is sent).
+	PromptCache string `json:"promptCache,omitempty"`
 }
 
 // Profile is a named provider setup.
@@ -446,10 +450,12 @@ func (c *Config) Validate() error {
 	check(validEnvName(c.Provider.APIKeyEnv), "provider.apiKeyEnv", hiddenValue, apiKeyEnvWant)
 	check(validBaseURL(c.Provider.BaseURL), "provider.baseURL", quote(c.Provider.BaseURL), "an http:// or https:// URL, such as http://localhost:8080/v1")
 	check(validThinking(c.Provider.ThinkingBudget), "provider.thinkingBudget", c.Provider.ThinkingBudget, "0 (off) or 1024–1000000")
+	check(validPromptCache(c.Provider.PromptCache), "provider.promptCache", quote(c.Provider.PromptCache), `"5m" (the default), "1h" or "off"`)
 	for name, p := range c.Profiles {
 		check(validKind(p.Kind), "profiles."+name+".kind", quote(p.Kind), `"openai" or "anthropic"`)
 		check(validEnvName(p.APIKeyEnv), "profiles."+name+".apiKeyEnv", hiddenValue, apiKeyEnvWant)
 		check(validThinking(p.ThinkingBudget), "profiles."+name+".thinkingBudget", p.ThinkingBudget, "0 (off) or 1024–1000000")
+		check(validPromptCache(p.PromptCache), "profiles."+name+".promptCache", quote(p.PromptCache), `"5m" (the default), "1h" or "off"`)
 		check(validBaseURL(p.BaseURL), "profiles."+name+".baseURL", quote(p.BaseURL), "an http:// or https:// URL, such as http://localhost:8080/v1")
 		check(p.Values.ContextWindow >= 0, "profiles."+name+".values.contextWindow", p.Values.ContextWindow, "0 or more")
 	}
@@ -498,6 +504,10 @@ func validToolPrefix(name string) bool {
 		}
 	}
 	return true
+}
+
+func validPromptCache(s string) bool {
+	return s == "" || s == "5m" || s == "1h" || s == "off"
 }
 
 func validThinking(budget int) bool { return budget == 0 || budget >= 1024 && budget <= 1_000_000 }

@@ -149,7 +149,8 @@ func TestApproval_OtherClientsRunUnasked(t *testing.T) {
 	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "mark main"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(e.client.ServerRequests(), "alisio/approve") || e.read("made.txt") != "hi\n" {
+	// (cmd.exe's echo writes "hi \r\n".)
+	if slices.Contains(e.client.ServerRequests(), "alisio/approve") || strings.TrimSpace(e.read("made.txt")) != "hi" {
 		t.Fatalf("requests %v, made.txt %q", e.client.ServerRequests(), e.read("made.txt"))
 	}
 	strict := start(t, editThenCommand(), func(c *config.Config) { c.Tools.Approval = "auto-edit" })

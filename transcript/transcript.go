@@ -60,8 +60,13 @@ func (c ToolCall) InputObject() json.RawMessage {
 
 // Usage is the token use a provider reported for the reply that produced a message.
 type Usage struct {
+	// PromptTokens is the whole input of the request, cached or not.
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
+	// CachedTokens is the part of PromptTokens read from the provider's prompt cache (billed at about a tenth),
+	// CacheWriteTokens the part written to it (Anthropic: billed at 125 %); the rest is uncached input.
+	CachedTokens     int `json:"cachedTokens,omitempty"`
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
 }
 
 // Message is one entry of the transcript.

@@ -21,6 +21,8 @@ type Anthropic struct {
 	model  string
 	// thinkingBudget enables extended thinking with that many tokens (0: off).
 	thinkingBudget int
+	// promptCache is provider.promptCache: "5m" or "" (breakpoints that live 5 minutes), "1h", or "off".
+	promptCache string
 }
 
 // NewAnthropic builds the provider; the API key comes from the variable provider.apiKeyEnv names (default
@@ -34,7 +36,7 @@ func NewAnthropic(p config.Provider, extra ...option.RequestOption) (*Anthropic,
 	if p.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.BaseURL))
 	}
-	return &Anthropic{client: anthropic.NewClient(append(opts, extra...)...), model: p.Model, thinkingBudget: p.ThinkingBudget}, nil
+	return &Anthropic{client: anthropic.NewClient(append(opts, extra...)...), model: p.Model, thinkingBudget: p.ThinkingBudget, promptCache: p.PromptCache}, nil
 }
 
 // Complete implements Chat with a streamed Messages call.
@@ -60,6 +62,9 @@ func (a *Anthropic) Complete(ctx context.Context, req Request, onDelta func(Delt
 		tool := anthropic.ToolUnionParamOfTool(anthropic.ToolInputSchemaParam{Properties: schema.Properties, Required: schema.Required}, t.Name)
 		tool.OfTool.Description = anthropic.String(t.Description)
 		params.Tools = append(params.Tools, tool)
+	}
+	if a.promptCache != "off" {
+		markCacheBreakpoints(&params, a.promptCache == "1h")
 	}
 	stream := a.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(limitReply(int(params.MaxTokens), "limits.maxOutputTokens")))
 	defer stream.Close()
@@ -113,7 +118,8 @@ func anthropicReply(msg *anthropic.Message) (Reply, error) {
 	out.Text = strings.Join(texts, "\n")
 	out.Reasoning = transcript.ReasoningOf(blocks)
 	usage := transcript.Usage{PromptTokens: int(msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens + msg.Usage.CacheCreationInputTokens),
-		CompletionTokens: int(msg.Usage.OutputTokens)}
+		CompletionTokens: int(msg.Usage.OutputTokens), CachedTokens: int(msg.Usage.CacheReadInputTokens),
+		CacheWriteTokens: int(msg.Usage.CacheCreationInputTokens)}
 	if usage.PromptTokens > 0 {
 		out.Usage = &usage
 	}
@@ -122,6 +128,35 @@ func anthropicReply(msg *anthropic.Message) (Reply, error) {
 		finish = string(msg.StopReason)
 	}
 	return Reply{Message: out, FinishReason: finish, Usage: usage}, nil
+}
+
+// markCacheBreakpoints puts Anthropic's prompt-cache breakpoints on params — the API caches only up to a
+// breakpoint, and takes at most four: the end of the tools and the end of the instructions (which change
+// least), the end of the last user turn (what the next request will read) and the end of the user turn before
+// it (where the previous request put its last breakpoint, so that this request reads what that one wrote
+// however many blocks the reply added). hour makes them live an hour instead of 5 minutes.
+func markCacheBreakpoints(params *anthropic.MessageNewParams, hour bool) {
+	cc := anthropic.NewCacheControlEphemeralParam()
+	if hour {
+		cc.TTL = anthropic.CacheControlEphemeralTTLTTL1h
+	}
+	if n := len(params.Tools); n > 0 && params.Tools[n-1].OfTool != nil {
+		params.Tools[n-1].OfTool.CacheControl = cc
+	}
+	if n := len(params.System); n > 0 {
+		params.System[n-1].CacheControl = cc
+	}
+	marked := 0
+	for i := len(params.Messages) - 1; i >= 0 && marked < 2; i-- {
+		u := params.Messages[i].OfUser
+		if u == nil || len(u.Content) == 0 {
+			continue
+		}
+		if c := u.Content[len(u.Content)-1].GetCacheControl(); c != nil {
+			*c = cc
+			marked++
+		}
+	}
 }
 
 // anthropicMessages converts the transcript: tool results become tool_result blocks of a user message, and

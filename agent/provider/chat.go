@@ -22,6 +22,9 @@ type Request struct {
 	Tools    []ToolSpec
 	// MaxOutputTokens is limits.maxOutputTokens.
 	MaxOutputTokens int
+	// CacheKey groups requests that share a prefix (the session ID) for the provider's prompt cache: OpenAI's
+	// prompt_cache_key. Empty: none sent.
+	CacheKey string
 }
 
 // Reply is the model's answer: an assistant message (text, reasoning, tool calls, opaque items).

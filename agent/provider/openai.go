@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -22,6 +23,9 @@ import (
 type OpenAI struct {
 	client openai.Client
 	model  string
+	// cacheKeys: requests carry prompt_cache_key (provider.promptCache is not "off") until a server refuses the
+	// field; it is then left out for the life of the provider.
+	cacheKeys atomic.Bool
 }
 
 // NewOpenAI builds the provider from its settings. The API key is read from the environment variable the
@@ -35,7 +39,29 @@ func NewOpenAI(p config.Provider, extra ...option.RequestOption) (*OpenAI, error
 	if p.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.BaseURL))
 	}
-	return &OpenAI{client: openai.NewClient(append(opts, extra...)...), model: p.Model}, nil
+	o := &OpenAI{client: openai.NewClient(append(opts, extra...)...), model: p.Model}
+	o.cacheKeys.Store(p.PromptCache != "off")
+	return o, nil
+}
+
+// cacheKey is the prompt_cache_key to send for key: none when caching is off, key is empty, or the server
+// refused the field.
+func (o *OpenAI) cacheKey(key string) string {
+	if !o.cacheKeys.Load() {
+		return ""
+	}
+	return key
+}
+
+// refusedCacheKey reports whether err is a server refusing prompt_cache_key (a strict OpenAI-compatible server
+// that does not know it): the field is then left out of every later request.
+func (o *OpenAI) refusedCacheKey(err error) bool {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode == 400 && strings.Contains(apiErr.Message+apiErr.RawJSON(), "prompt_cache_key") {
+		o.cacheKeys.Store(false)
+		return true
+	}
+	return false
 }
 
 // Summarize implements compaction.Summarizer with one Chat Completions call that asks for the checkpoint
@@ -69,8 +95,25 @@ func (o *OpenAI) Summarize(ctx context.Context, req compaction.SummaryRequest) (
 	return compaction.SummaryReply{
 		Text:      ch.Message.Content,
 		Truncated: ch.FinishReason == "length",
-		Usage:     transcript.Usage{PromptTokens: int(resp.Usage.PromptTokens), CompletionTokens: int(resp.Usage.CompletionTokens)},
+		Usage: transcript.Usage{PromptTokens: int(resp.Usage.PromptTokens), CompletionTokens: int(resp.Usage.CompletionTokens),
+			CachedTokens: int(resp.Usage.PromptTokensDetails.CachedTokens)},
 	}, nil
+}
+
+// sdkError marks an error the SDK returned (not one of this package's sentences): describe words it once
+// the caller has looked at it (a refused prompt_cache_key is retried).
+type sdkError struct{ err error }
+
+func (e sdkError) Error() string { return e.err.Error() }
+func (e sdkError) Unwrap() error { return e.err }
+
+// described is err for the user: an SDK error described, this package's own sentences as they are.
+func described(err error) error {
+	var se sdkError
+	if errors.As(err, &se) {
+		return describe(se.err)
+	}
+	return err
 }
 
 // describe turns an SDK error into one the user can act on, keeping the provider's own message.

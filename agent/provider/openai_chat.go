@@ -16,8 +16,21 @@ import (
 )
 
 // Complete implements Chat with a streamed Chat Completions call: several tool calls per reply,
-// reasoning_content where the server sends it, usage and the finish reason.
+// reasoning_content where the server sends it, usage (cached tokens included) and the finish reason. A server
+// that refuses prompt_cache_key gets the request again without it.
 func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
+	rep, err := o.complete(ctx, req, onDelta)
+	if err != nil && o.cacheKey(req.CacheKey) != "" && o.refusedCacheKey(err) {
+		return o.complete(ctx, req, onDelta)
+	}
+	if err != nil {
+		return Reply{}, described(err)
+	}
+	return rep, nil
+}
+
+// complete is one streamed call; its SDK errors come as sdkError.
+func (o *OpenAI) complete(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
 	params := openai.ChatCompletionNewParams{
 		Model:         o.model,
 		Messages:      chatMessages(req.System, req.Messages),
@@ -25,6 +38,9 @@ func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta))
 	}
 	if req.MaxOutputTokens > 0 {
 		params.MaxTokens = openai.Int(int64(req.MaxOutputTokens))
+	}
+	if key := o.cacheKey(req.CacheKey); key != "" {
+		params.PromptCacheKey = openai.String(key)
 	}
 	for _, t := range req.Tools {
 		var schema map[string]any
@@ -52,7 +68,7 @@ func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta))
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return Reply{}, describe(err)
+		return Reply{}, sdkError{err}
 	}
 	if len(acc.Choices) == 0 {
 		return Reply{}, errors.New("the provider's stream ended without an answer (is provider.baseURL an OpenAI-compatible /v1 endpoint?)")
@@ -68,7 +84,8 @@ func (o *OpenAI) Complete(ctx context.Context, req Request, onDelta func(Delta))
 		}
 		msg.ToolCalls = append(msg.ToolCalls, transcript.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	usage := transcript.Usage{PromptTokens: int(acc.Usage.PromptTokens), CompletionTokens: int(acc.Usage.CompletionTokens)}
+	usage := transcript.Usage{PromptTokens: int(acc.Usage.PromptTokens), CompletionTokens: int(acc.Usage.CompletionTokens),
+		CachedTokens: int(acc.Usage.PromptTokensDetails.CachedTokens)}
 	if usage.PromptTokens > 0 {
 		msg.Usage = &usage
 	}

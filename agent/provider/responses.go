@@ -34,6 +34,7 @@ type responsesRequest struct {
 	Include         []string          `json:"include,omitempty"`
 	Text            map[string]any    `json:"text,omitempty"`
 	Stream          bool              `json:"stream"`
+	PromptCacheKey  string            `json:"prompt_cache_key,omitempty"`
 }
 
 type responsesReply struct {
@@ -41,14 +42,32 @@ type responsesReply struct {
 	IncompleteDetails *struct{ Reason string } `json:"incomplete_details"`
 	Output            []json.RawMessage        `json:"output"`
 	Usage             struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
+		InputTokens        int `json:"input_tokens"`
+		OutputTokens       int `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
 	} `json:"usage"`
 }
 
 // call streams one request: text and reasoning-summary deltas go to onDelta (may be nil); the completed
-// response is decoded from its raw JSON so that opaque items stay byte-exact.
+// response is decoded from its raw JSON so that opaque items stay byte-exact. A server that refuses
+// prompt_cache_key gets the request again without it.
 func (r Responses) call(ctx context.Context, body responsesRequest, setting string, onDelta func(Delta)) (Reply, error) {
+	body.PromptCacheKey = r.cacheKey(body.PromptCacheKey)
+	rep, err := r.callOnce(ctx, body, setting, onDelta)
+	if err != nil && body.PromptCacheKey != "" && r.refusedCacheKey(err) {
+		body.PromptCacheKey = ""
+		rep, err = r.callOnce(ctx, body, setting, onDelta)
+	}
+	if err != nil {
+		return Reply{}, described(err)
+	}
+	return rep, nil
+}
+
+// callOnce is one streamed call; its SDK errors come as sdkError.
+func (r Responses) callOnce(ctx context.Context, body responsesRequest, setting string, onDelta func(Delta)) (Reply, error) {
 	body.Model, body.Store, body.Stream = r.model, false, true
 	raw, err := json.Marshal(body)
 	if err != nil {
@@ -80,7 +99,7 @@ func (r Responses) call(ctx context.Context, body responsesRequest, setting stri
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return Reply{}, describe(err)
+		return Reply{}, sdkError{err}
 	}
 	if final == nil {
 		return Reply{}, errors.New("the provider's stream was cut before the response completed; nothing of it was kept")
@@ -128,7 +147,8 @@ func (r Responses) call(ctx context.Context, body responsesRequest, setting stri
 		}
 	}
 	msg.Text = strings.Join(texts, "\n")
-	usage := transcript.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens}
+	usage := transcript.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens,
+		CachedTokens: out.Usage.InputTokensDetails.CachedTokens}
 	if usage.PromptTokens > 0 {
 		msg.Usage = &usage
 	}
@@ -145,7 +165,7 @@ func (r Responses) call(ctx context.Context, body responsesRequest, setting stri
 // Complete implements Chat.
 func (r Responses) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Reply, error) {
 	body := responsesRequest{Instructions: req.System, Input: responsesInput(req.Messages), MaxOutputTokens: req.MaxOutputTokens,
-		Include: []string{"reasoning.encrypted_content"}}
+		Include: []string{"reasoning.encrypted_content"}, PromptCacheKey: req.CacheKey}
 	for _, t := range req.Tools {
 		body.Tools = append(body.Tools, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
 	}

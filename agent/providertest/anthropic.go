@@ -35,12 +35,14 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	u := s.account(true, req, rep)
+	input := map[string]any{"input_tokens": u.Prompt - u.Read - u.Written, "cache_read_input_tokens": u.Read, "cache_creation_input_tokens": u.Written}
 	stop := map[string]string{"length": "max_tokens", "tool_calls": "tool_use", "stop": "end_turn"}[rep.FinishReason]
 	blocks := anthropicBlocks(rep)
 	if stream, _ := req["stream"].(bool); !stream {
 		writeJSON(w, http.StatusOK, map[string]any{"id": "msg_alisio", "type": "message", "role": "assistant", "model": req["model"],
 			"content": blocks, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": rep.PromptTokens, "output_tokens": len(rep.Text) / 4}})
+			"usage": withOutput(input, len(rep.Text)/4)})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -55,7 +57,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	send("message_start", map[string]any{"message": map[string]any{"id": "msg_alisio", "type": "message", "role": "assistant",
 		"model": req["model"], "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": rep.PromptTokens, "output_tokens": 1}}})
+		"usage": withOutput(input, 1)}})
 	for i, b := range blocks {
 		switch b["type"] {
 		case "thinking":
@@ -86,6 +88,15 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	send("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": len(rep.Text) / 4}})
 	send("message_stop", map[string]any{})
+}
+
+// withOutput is the usage input with output_tokens added.
+func withOutput(input map[string]any, output int) map[string]any {
+	out := map[string]any{"output_tokens": output}
+	for k, v := range input {
+		out[k] = v
+	}
+	return out
 }
 
 func anthropicBlocks(rep Reply) []map[string]any {

@@ -31,9 +31,17 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	violation := s.checkResponsesInput(req)
 	s.mu.Unlock()
+	if violation == "" && s.script.Strict {
+		violation = unknownField(req, knownResponsesFields)
+	}
 	rep, ok := s.next(w, r, req, violation, summary, writeError)
 	if !ok {
 		return
+	}
+	u := s.account(false, req, rep)
+	usage := map[string]any{"input_tokens": u.Prompt, "output_tokens": len(rep.Text) / 4, "total_tokens": u.Prompt + len(rep.Text)/4}
+	if !s.script.NoCache {
+		usage["input_tokens_details"] = map[string]any{"cached_tokens": u.Read}
 	}
 	var output []any
 	if rep.Reasoning != "" {
@@ -61,7 +69,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := map[string]any{"id": "resp_alisio", "object": "response", "status": status,
 		"incomplete_details": incomplete, "model": req["model"], "output": output,
-		"usage": map[string]any{"input_tokens": rep.PromptTokens, "output_tokens": len(rep.Text) / 4, "total_tokens": rep.PromptTokens + len(rep.Text)/4}}
+		"usage": usage}
 	if stream, _ := req["stream"].(bool); !stream {
 		writeJSON(w, http.StatusOK, resp)
 		return

@@ -25,6 +25,12 @@ type Script struct {
 	Models []map[string]any `json:"models,omitempty"`
 	// Loop plays Replies again from the start when they run out, so that every prompt gets an answer.
 	Loop bool `json:"loop,omitempty"`
+	// NoCache reports no cached tokens, as servers without a prompt cache (llama.cpp, vLLM, Ollama) do; by
+	// default usage reports them as each real API does (cache.go).
+	NoCache bool `json:"noCache,omitempty"`
+	// Strict refuses request fields it does not know with HTTP 400, prompt_cache_key among them, as a stricter
+	// or older OpenAI-compatible server does.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // Reply is one scripted answer.
@@ -50,7 +56,8 @@ type Reply struct {
 	// FloodBytes streams that many bytes of text (into the first tool call's arguments when there are calls),
 	// whatever max_tokens says: a provider that ignores the reply budget. Flooded counts what was written.
 	FloodBytes int `json:"floodBytes,omitempty"`
-	// PromptTokens is the usage reported; 0 reports chars/4 of the request's messages.
+	// PromptTokens is the input usage reported; 0 reports chars/4 of the request (tools, instructions and
+	// messages as they arrived).
 	PromptTokens int `json:"promptTokens,omitempty"`
 }
 
@@ -76,6 +83,8 @@ type Server struct {
 	flooded int64
 	// replies is the whole script of replies, for Loop.
 	replies []Reply
+	// cache is what the prompt caches hold, for the cached tokens usage reports.
+	cache promptCache
 }
 
 // Flooded is how many bytes of FloodBytes replies reached a client before it stopped reading.
@@ -152,12 +161,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if isSummaryRequest(req) {
 		summary = req
 	}
-	rep, ok := s.next(w, r, req, checkPairing(req), summary, writeError)
+	violation := checkPairing(req)
+	if violation == "" && s.script.Strict {
+		violation = unknownField(req, knownChatFields)
+	}
+	rep, ok := s.next(w, r, req, violation, summary, writeError)
 	if !ok {
 		return
 	}
+	u := s.account(false, req, rep)
 	if stream, _ := req["stream"].(bool); stream {
-		s.stream(w, rep)
+		s.stream(w, rep, u)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": rep.Text}
@@ -173,7 +187,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": "chatcmpl-alisio", "object": "chat.completion", "created": time.Now().Unix(),
 		"model": req["model"], "choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": rep.FinishReason}},
-		"usage": usage(rep)})
+		"usage": s.chatUsage(rep, u)})
 }
 
 // next records req, rejects it with violation (when not empty) as the real API would, and picks the reply:
@@ -235,21 +249,49 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any
 			rep.FinishReason = "tool_calls"
 		}
 	}
-	if rep.PromptTokens == 0 {
-		raw, _ := json.Marshal(req["messages"])
-		rep.PromptTokens = len(raw) / 4
-	}
 	return rep, true
 }
 
-func usage(rep Reply) map[string]any {
+// account is the input usage of req, an answered request of the Anthropic kind or of the OpenAI kind, under
+// the server's cache model (none with NoCache); a scripted PromptTokens replaces the total.
+func (s *Server) account(anthropic bool, req map[string]any, rep Reply) cacheUsage {
+	pieces := openAIPieces(req)
+	if anthropic {
+		pieces = anthropicPieces(req)
+	}
+	s.mu.Lock()
+	var u cacheUsage
+	switch {
+	case s.script.NoCache:
+		u = cacheUsage{Prompt: charsOf(pieces) / 4}
+	case anthropic:
+		u = s.cache.anthropic(pieces)
+	default:
+		u = s.cache.openAI(pieces)
+	}
+	s.mu.Unlock()
+	if rep.PromptTokens > 0 {
+		u.Prompt = rep.PromptTokens
+		u.Read = min(u.Read, u.Prompt)
+		u.Written = min(u.Written, u.Prompt-u.Read)
+	}
+	return u
+}
+
+// chatUsage is the usage of a Chat Completions answer (cached tokens in prompt_tokens_details, which servers
+// without a cache leave out).
+func (s *Server) chatUsage(rep Reply, u cacheUsage) map[string]any {
 	completion := (len(rep.Text) + len(rep.Reasoning)) / 4
-	return map[string]any{"prompt_tokens": rep.PromptTokens, "completion_tokens": completion, "total_tokens": rep.PromptTokens + completion}
+	out := map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": completion, "total_tokens": u.Prompt + completion}
+	if !s.script.NoCache {
+		out["prompt_tokens_details"] = map[string]any{"cached_tokens": u.Read}
+	}
+	return out
 }
 
 // stream answers as Server-Sent Events, the way the API streams: role, content pieces, tool call pieces,
 // the finish reason, then usage and [DONE].
-func (s *Server) stream(w http.ResponseWriter, rep Reply) {
+func (s *Server) stream(w http.ResponseWriter, rep Reply, u cacheUsage) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	send := func(delta map[string]any, finish any, extra map[string]any) bool {
@@ -292,7 +334,7 @@ func (s *Server) stream(w http.ResponseWriter, rep Reply) {
 		}
 	}
 	send(map[string]any{}, rep.FinishReason, nil)
-	send(nil, nil, map[string]any{"usage": usage(rep)})
+	send(nil, nil, map[string]any{"usage": s.chatUsage(rep, u)})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 

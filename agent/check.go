@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -12,6 +13,10 @@ type ProviderCheck struct {
 	Model  string `json:"model"`
 	Window int    `json:"window"`
 }
+
+// ErrProviderSilent: the provider did not answer CheckProvider (unreachable, a refused key, not an
+// OpenAI- or Anthropic-compatible server).
+var ErrProviderSilent = errors.New("the provider does not answer")
 
 // checkTimeout bounds CheckProvider's request.
 const checkTimeout = 15 * time.Second
@@ -31,7 +36,7 @@ func (a *Agent) CheckProvider(ctx context.Context) (ProviderCheck, error) {
 	defer cancel()
 	w, err := lister.ContextWindow(ctx)
 	if err != nil {
-		return ProviderCheck{}, fmt.Errorf("%w: %s does not answer: %w", ErrModelCall, p.BaseURL, err)
+		return ProviderCheck{}, fmt.Errorf("%w at %s (asked for its model list): %w", ErrProviderSilent, p.BaseURL, err)
 	}
 	return ProviderCheck{Model: p.Model, Window: w}, nil
 }

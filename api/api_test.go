@@ -132,6 +132,7 @@ func TestExplain(t *testing.T) {
 		{fmt.Errorf("reading: %w: s9", storage.ErrNotFound), api.KindSessionNotFound, ":AlisioSessions", "alisio-lsp sessions list"},
 		{agent.ErrNoProvider, api.KindNoProvider, "", ""},
 		{fmt.Errorf("compacting s1: %w", compaction.ErrNothingToSummarize), api.KindNothingToCompact, "", ""},
+		{fmt.Errorf("%w: the checkpoint is not smaller", compaction.ErrNoGain), api.KindNothingToCompact, "", ""},
 		{errors.New("something else"), api.KindFailed, "", ""},
 	} {
 		data, editor := api.Explain(tc.err, api.EditorWords())
@@ -170,5 +171,21 @@ func TestSummary(t *testing.T) {
 	}
 	if got := api.Human(1_250_000) + " " + api.Human(31_400) + " " + api.Human(950); got != "1.2M 31k 950" {
 		t.Errorf("Human: %s", got)
+	}
+}
+
+// TestWordsFor: an editor that says which it is reads its own commands and settings only; another client
+// reads both editors'.
+func TestWordsFor(t *testing.T) {
+	errs := []error{agent.ErrNoProvider, &compaction.BudgetError{Chars: 12_000, Limit: 10_000}, fmt.Errorf("x: %w", storage.ErrLocked),
+		&agent.UncertainCallsError{Session: "s1", Calls: []transcript.ToolCall{{ID: "c1"}}}}
+	for _, err := range errs {
+		_, vscode := api.Explain(err, api.WordsFor(api.EditorVSCode))
+		_, nvim := api.Explain(err, api.WordsFor(api.EditorNeovim))
+		_, both := api.Explain(err, api.WordsFor(""))
+		if strings.Contains(vscode, ":Alisio") || strings.Contains(vscode, "Neovim") || strings.Contains(vscode, "setup()") ||
+			strings.Contains(nvim, "Alisio: ") || strings.Contains(nvim, "VS Code") || both != func() string { _, s := api.Explain(err, api.EditorWords()); return s }() {
+			t.Errorf("%T:\n vscode: %s\n neovim: %s\n other: %s", err, vscode, nvim, both)
+		}
 	}
 }

@@ -38,8 +38,8 @@ const (
 	KindDiskFull ErrorKind = "diskFull"
 	// KindNothingToUndo: the last turn changed no file that can be undone.
 	KindNothingToUndo ErrorKind = "nothingToUndo"
-	// KindNothingToCompact: a compaction found nothing it could summarize; its compaction_skipped event said
-	// why, so an editor need not say it twice.
+	// KindNothingToCompact: a compaction found nothing it could summarize, or nothing that would shrink the
+	// conversation; its compaction_skipped event said why, so an editor need not say it twice.
 	KindNothingToCompact ErrorKind = "nothingToCompact"
 	// KindFailed: anything else; the sentence says what.
 	KindFailed ErrorKind = "failed"
@@ -76,6 +76,30 @@ func EditorWords() Words {
 		MaxOutput: "the alisio.compaction.maxOutputTokens setting",
 		Provider: "run Alisio: Set Up Provider (VS Code; it writes alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model), " +
 			"or in Neovim give setup() settings = { provider = { kind = …, baseURL = …, model = … } }"}
+}
+
+// The editors a client can say it is (initialize: capabilities.experimental.alisio.editor), for WordsFor.
+const (
+	EditorVSCode = "vscode"
+	EditorNeovim = "neovim"
+)
+
+// WordsFor are the words of editor (EditorVSCode, EditorNeovim): its commands and the names its user types in
+// its settings; for another client, EditorWords (both editors').
+func WordsFor(editor string) Words {
+	switch editor {
+	case EditorVSCode:
+		return Words{Compact: "Alisio: Compact", NewSession: "Alisio: New Session", ShowTools: "Alisio: Show Tools",
+			Recover: "Alisio: Recover Uncertain Tool Calls", Sessions: "Alisio: Switch Session", Memories: "alisio-lsp memories list",
+			DataDir: "the alisio.dataDir setting", MaxOutput: "the alisio.compaction.maxOutputTokens setting",
+			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)"}
+	case EditorNeovim:
+		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
+			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",
+			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()",
+			Provider: "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)"}
+	}
+	return EditorWords()
 }
 
 // ShellWords are the CLI's words: its commands.
@@ -118,7 +142,7 @@ func Explain(err error, w Words) (ErrorData, string) {
 	case errors.Is(err, agent.ErrNoProvider):
 		return ErrorData{Kind: KindNoProvider}, msg + ": " + w.Provider +
 			". To try alisio without an API key, run alisio-testprovider and point the base URL at it."
-	case errors.Is(err, agent.ErrModelCall):
+	case errors.Is(err, agent.ErrModelCall), errors.Is(err, agent.ErrProviderSilent):
 		return ErrorData{Kind: KindModelCall}, msg
 	case errors.Is(err, storage.ErrNotFound):
 		return ErrorData{Kind: KindSessionNotFound}, msg + " (" + w.Sessions + " shows the sessions)"
@@ -132,7 +156,7 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindDiskFull}, msg
 	case errors.Is(err, agent.ErrNothingToUndo):
 		return ErrorData{Kind: KindNothingToUndo}, msg
-	case errors.Is(err, compaction.ErrNothingToSummarize):
+	case errors.Is(err, compaction.ErrNothingToSummarize), errors.Is(err, compaction.ErrNoGain):
 		return ErrorData{Kind: KindNothingToCompact}, msg
 	}
 	return ErrorData{Kind: KindFailed}, msg

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
@@ -35,6 +36,13 @@ type Event struct {
 	Chars     *int   `json:"chars,omitempty"`
 	// ExitCode is a command's exit status (run_command results).
 	ExitCode *int `json:"exitCode,omitempty"`
+}
+
+// MarshalJSON encodes e with encoding/json: the JSON-RPC library's encoder (segmentio/encoding) drops the
+// text, boolean and list fields of the embedded compaction event and writes its zero numbers.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	return json.Marshal(plain(e))
 }
 
 // EventOf is the event a turn's agent.Event is sent as (ok false for what is not sent).

@@ -79,13 +79,18 @@ func TestMeterOf(t *testing.T) {
 	if m := MeterOf(st); m.Tokens != 10_000 || m.TokensSource != "estimated" || m.LimitTokens != 128_000 {
 		t.Errorf("estimated, window rule: %+v", m)
 	}
-	st.CalibratedTokens = 12_000
+	st.CalibratedTokens = 12_000 // without a report from the provider it is only the estimate again
+	if m := MeterOf(st); m.Tokens != 10_000 || m.TokensSource != "estimated" {
+		t.Errorf("not reported: %+v", m)
+	}
+	st.LastReportedTokens = 11_500
 	if m := MeterOf(st); m.Tokens != 12_000 || m.TokensSource != "calibrated" {
 		t.Errorf("calibrated: %+v", m)
 	}
-	// limits.maxContextChars closer to firing: its 800k chars at this session's 40k chars for 12k tokens.
-	st.CharsFraction = 0.5
-	if m := MeterOf(st); m.LimitTokens != 240_000 {
+	// limits.maxContextChars closer to firing: its 800k chars and the 8k-char catalog at this request's 48k
+	// chars for 12k tokens.
+	st.CharsFraction, st.ToolsChars = 0.5, 8_000
+	if m := MeterOf(st); m.LimitTokens != 202_000 {
 		t.Errorf("chars rule: %+v", m)
 	}
 	// No window known, nothing measured: about 4 chars a token.

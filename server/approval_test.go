@@ -204,7 +204,7 @@ func TestCheckProvider(t *testing.T) {
 	})
 	down.init(t, nil)
 	err := down.client.Call(ctx(t), "alisio/checkProvider", map[string]any{}, nil)
-	if err == nil || !strings.Contains(err.Error(), "http://127.0.0.1:1/v1 does not answer") || errorData(err).Kind != api.KindModelCall {
+	if err == nil || !strings.Contains(err.Error(), "the provider does not answer at http://127.0.0.1:1/v1 (asked for its model list)") || errorData(err).Kind != api.KindModelCall {
 		t.Fatalf("a provider that does not answer: %v", err)
 	}
 	none := start(t, nil, nil)

@@ -81,9 +81,22 @@ type initializeParams struct {
 			Alisio struct {
 				// Approve: "request" or "notification" when the client answers approval questions.
 				Approve string `json:"approve"`
+				// Editor: "vscode" or "neovim", the editor whose words messages use (api.WordsFor).
+				Editor string `json:"editor"`
 			} `json:"alisio"`
 		} `json:"experimental"`
 	} `json:"capabilities"`
+}
+
+// words are those of the client's editor (before initialize, or for a client that does not say: both
+// editors').
+func (s *Server) words() api.Words {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caps.words.Compact == "" {
+		return api.EditorWords()
+	}
+	return s.caps.words
 }
 
 func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, error) {
@@ -101,6 +114,7 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	if a := p.Capabilities.Experimental.Alisio.Approve; a == approveByRequest || a == approveByNotification {
 		s.caps.approve = a
 	}
+	s.caps.words = api.WordsFor(p.Capabilities.Experimental.Alisio.Editor)
 	s.workspace = workspaceRoot(p)
 	// Windows on the same folder share its relevant files and one watcher.
 	s.shared = s.hub.joinWorkspace(s.workspace)

@@ -12,7 +12,7 @@ import (
 // rpcError gives every error a proper JSON-RPC code; a failed request's error carries its api.ErrorData
 // (kind and figures) and the sentence api.Explain makes in the editors' words: jsonrpc2 errors keep theirs, invalid params get
 // -32602, anything else is a failed request (-32803) with its message.
-func rpcError(err error) error {
+func (s *Server) rpcError(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -24,7 +24,7 @@ func rpcError(err error) error {
 	if errors.As(err, &pe) {
 		return &jsonrpc2.Error{Code: jsonrpc2.InvalidParams, Message: pe.Error()}
 	}
-	data, sentence := api.Explain(err, api.EditorWords())
+	data, sentence := api.Explain(err, s.words())
 	raw, _ := json.Marshal(data)
 	msg := json.RawMessage(raw)
 	return &jsonrpc2.Error{Code: codeRequestFailed, Message: sentence, Data: &msg}

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/relevantfiles"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -122,6 +123,8 @@ type clientCaps struct {
 	// approve is how the client answers approval questions: approveByRequest, approveByNotification, or ""
 	// (it does not).
 	approve string
+	// words name what the client's user can do (its editor's commands and settings).
+	words api.Words
 }
 
 // Serve runs the daemon on rwc until the client sends exit or the stream ends, and returns the process exit
@@ -262,7 +265,7 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 			err = &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled: " + err.Error()}
 		}
 		// Reply even when the request's context was cancelled (a cancelled context drops the reply).
-		if rerr := reply(context.WithoutCancel(ctx), result, rpcError(err)); rerr != nil {
+		if rerr := reply(context.WithoutCancel(ctx), result, s.rpcError(err)); rerr != nil {
 			s.log.Warn("replying", zap.String("method", call.Method()), zap.Error(rerr))
 		}
 	}()

@@ -227,6 +227,26 @@ func TestWholeSession(t *testing.T) {
 	if err != nil && !strings.Contains(err.Error(), "not enough history") && !strings.Contains(err.Error(), "would not shrink") {
 		t.Fatal(err)
 	}
+	// The compaction events arrive whole over the wire (the JSON-RPC library's encoder once dropped the text,
+	// boolean and list fields of the embedded event): the automatic one's reason and rule, and a skipped
+	// manual one's reason and sentence, with the error's kind saying it was said.
+	var events []map[string]any
+	for _, n := range e.client.Notifications("alisio/event") {
+		var ev map[string]any
+		if json.Unmarshal(n.Params, &ev) == nil && strings.HasPrefix(fmt.Sprint(ev["type"]), "compaction_") {
+			events = append(events, ev)
+		}
+	}
+	if ev := events[0]; ev["reason"] != "auto" || ev["rule"] == nil || ev["summary"] == "" {
+		t.Fatalf("the automatic compaction's first event: %v", ev)
+	}
+	if last := events[len(events)-1]; err != nil && (last["type"] != "compaction_skipped" || last["reason"] != "manual" || last["message"] == nil) {
+		t.Fatalf("the skipped manual compaction's event: %v", last)
+	}
+	var je *jsonrpc2.Error
+	if err != nil && (!errors.As(err, &je) || !strings.Contains(string(*je.Data), `"kind":"nothingToCompact"`)) {
+		t.Fatalf("the skipped compaction's error: %v", err)
+	}
 	var ck struct {
 		Checkpoint struct {
 			Instructions []string

@@ -126,7 +126,7 @@ func (s *Server) meter(st agent.Status, session string) *api.Status {
 	s.progressMu.Lock()
 	compacting := s.compacting[session]
 	s.progressMu.Unlock()
-	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, api.EditorWords()), Meter: api.MeterOf(st)}
+	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, s.words()), Meter: api.MeterOf(st)}
 }
 
 func (s *Server) sendStatus(session string) {

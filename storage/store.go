@@ -792,7 +792,7 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 	s.dropPrefix(viewPrefix(id, next))
 
 	now := time.Now().UTC()
-	w := s.newChunkedWriter(Totals{Tokens: sess.Head.Totals.Tokens})
+	w := s.newChunkedWriter(sess.Head.Totals.history())
 	defer w.discard()
 	head, _, err := w.stage(id, sess.Head, next, 0, rw.Insert, now)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
@@ -24,6 +25,37 @@ type Totals struct {
 	// Tokens are the tokens used over the whole history: prompt plus completion tokens of every stored message
 	// with a reported usage, reduced copies (Truncated) excepted.
 	Tokens int `json:"tokens"`
+	// Usage sums the input of those same messages, with what the provider's prompt cache read and wrote of it
+	// (nil while none reported a usage).
+	Usage *UsageTotals `json:"usage,omitempty"`
+}
+
+// UsageTotals sum the input tokens the provider reported for stored replies: all of it, the part read from its
+// prompt cache and the part written to it; Last is the last such reply's usage.
+type UsageTotals struct {
+	Input      int              `json:"input"`
+	Cached     int              `json:"cached,omitempty"`
+	CacheWrite int              `json:"cacheWrite,omitempty"`
+	Last       transcript.Usage `json:"last"`
+}
+
+// add counts u, the usage of the reply stored after those already counted.
+func (u *UsageTotals) add(m transcript.Usage) {
+	u.Input += m.PromptTokens
+	u.Cached += m.CachedTokens
+	u.CacheWrite += m.CacheWriteTokens
+	u.Last = m
+}
+
+// history is what of t belongs to the whole history rather than to the view: a rewrite of the view starts
+// from it.
+func (t Totals) history() Totals {
+	h := Totals{Tokens: t.Tokens}
+	if t.Usage != nil {
+		u := *t.Usage
+		h.Usage = &u
+	}
+	return h
 }
 
 // viewEntry is what a view position holds: the sequence of its message and, since format 2, what the totals
@@ -149,10 +181,11 @@ type tally struct {
 	chars, tokens int
 	lastPartial   bool
 	pending       *transcript.PendingCalls
+	usage         *UsageTotals
 }
 
 // newTally continues from t: the totals of the view the write extends (an append), or of an empty view over
-// the same history (a rewrite builds its view anew: Totals{Tokens: t.Tokens}).
+// the same history (a rewrite builds its view anew: t.history()).
 func newTally(t Totals) *tally {
 	p := transcript.NewPendingCalls()
 	if len(t.Open) > 0 {
@@ -163,13 +196,22 @@ func newTally(t Totals) *tally {
 		}
 		p.Observe(&issue)
 	}
-	return &tally{chars: t.Chars, tokens: t.Tokens, lastPartial: t.LastPartial, pending: p}
+	out := &tally{chars: t.Chars, tokens: t.Tokens, lastPartial: t.LastPartial, pending: p}
+	if t.Usage != nil {
+		u := *t.Usage
+		out.usage = &u
+	}
+	return out
 }
 
 // store counts a message added to the history.
 func (t *tally) store(m *transcript.Message) {
 	if m.Usage != nil && !m.Truncated {
 		t.tokens += m.Usage.PromptTokens + m.Usage.CompletionTokens
+		if t.usage == nil {
+			t.usage = &UsageTotals{}
+		}
+		t.usage.add(*m.Usage)
 	}
 }
 
@@ -194,6 +236,10 @@ func (t *tally) place(e *viewEntry) {
 
 func (t *tally) totals() *Totals {
 	out := &Totals{Chars: t.chars, LastPartial: t.lastPartial, Tokens: t.tokens}
+	if t.usage != nil {
+		u := *t.usage
+		out.Usage = &u
+	}
 	for _, c := range t.pending.Calls() {
 		out.Open = append(out.Open, c.ID)
 	}
@@ -247,7 +293,7 @@ func (s *Store) countTotals(id string) (Session, error) {
 		}
 		return sess, err
 	}
-	w := s.newChunkedWriter(Totals{Tokens: history.tokens})
+	w := s.newChunkedWriter(history.totals().history())
 	defer w.discard()
 	for i := range entries {
 		if err := w.place(viewKey(id, sess.Head.Epoch, i), &entries[i]); err != nil {
@@ -321,6 +367,10 @@ func (s *Store) VerifyTotals(id string) error {
 			}
 			if m.Usage != nil && !m.Truncated {
 				want.Tokens += m.Usage.PromptTokens + m.Usage.CompletionTokens
+				if want.Usage == nil {
+					want.Usage = &UsageTotals{}
+				}
+				want.Usage.add(*m.Usage)
 			}
 			return nil
 		})
@@ -328,7 +378,7 @@ func (s *Store) VerifyTotals(id string) error {
 			return err
 		}
 		if got := sess.Head.Totals; got.Chars != want.Chars || got.LastPartial != want.LastPartial || got.Tokens != want.Tokens ||
-			!slices.Equal(got.Open, want.Open) {
+			!slices.Equal(got.Open, want.Open) || !reflect.DeepEqual(got.Usage, want.Usage) {
 			return fmt.Errorf("session %s: stored totals %+v; recounted %+v", id, *got, want)
 		}
 		return nil

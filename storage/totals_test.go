@@ -45,10 +45,11 @@ func TestStore_TotalsFollowEveryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Totals{Chars: transcript.TotalChars(msgs), Open: []string{"call_open"}}
+	want := Totals{Chars: transcript.TotalChars(msgs), Open: []string{"call_open"}, Usage: &UsageTotals{}}
 	for _, m := range msgs {
 		if m.Usage != nil {
 			want.Tokens += m.Usage.PromptTokens + m.Usage.CompletionTokens
+			want.Usage.add(*m.Usage)
 		}
 	}
 	if !reflect.DeepEqual(*sess.Head.Totals, want) {
@@ -63,11 +64,14 @@ func TestStore_TotalsFollowEveryWrite(t *testing.T) {
 	verify(t, s, sess.ID)
 	if _, err := s.Append(sess.ID, transcript.Message{Role: transcript.RoleAssistant, Text: "two more",
 		ToolCalls: []transcript.ToolCall{{ID: "a", Name: "run", Arguments: "{}"}, {ID: "b", Name: "run", Arguments: "{}"}},
-		Usage:     &transcript.Usage{PromptTokens: 7, CompletionTokens: 3}}); err != nil {
+		Usage:     &transcript.Usage{PromptTokens: 7, CompletionTokens: 3, CachedTokens: 5, CacheWriteTokens: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	verify(t, s, sess.ID)
 	got, _ := s.Session(sess.ID)
+	if u := got.Head.Totals.Usage; u.Input != want.Usage.Input+7 || u.Cached != 5 || u.CacheWrite != 1 || u.Last.CachedTokens != 5 {
+		t.Fatalf("usage after the append: %+v", *u)
+	}
 	if !slices.Equal(got.Head.Totals.Open, []string{"a", "b"}) || got.Head.Totals.Tokens != want.Tokens+10 {
 		t.Fatalf("totals after appends: %+v", *got.Head.Totals)
 	}
@@ -210,10 +214,11 @@ func TestStore_ReadsFormat1(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Head.ViewLen != len(view) || list[0].Head.Totals != nil || list[0].Instructions[0] != "old rules" {
 		t.Fatalf("list of format-1 sessions: %+v, %v", list, err)
 	}
-	wantTokens := 0
+	wantTokens, wantUsage := 0, &UsageTotals{}
 	for _, m := range msgs {
 		if m.Usage != nil {
 			wantTokens += m.Usage.PromptTokens + m.Usage.CompletionTokens
+			wantUsage.add(*m.Usage)
 		}
 	}
 	for _, id := range []string{"old", "crashed"} {
@@ -221,7 +226,7 @@ func TestStore_ReadsFormat1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Totals{Chars: transcript.TotalChars(wantView), LastPartial: true, Open: []string{"call_open"}, Tokens: wantTokens}
+		want := Totals{Chars: transcript.TotalChars(wantView), LastPartial: true, Open: []string{"call_open"}, Tokens: wantTokens, Usage: wantUsage}
 		if sess.Head.Epoch != 3 || sess.Head.ViewLen != len(view) || sess.Title != "old" || !reflect.DeepEqual(*sess.Head.Totals, want) {
 			t.Fatalf("%s: %+v, totals %+v; want %+v", id, sess, *sess.Head.Totals, want)
 		}

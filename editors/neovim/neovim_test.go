@@ -143,6 +143,15 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	if before <= 0 || after < 0 || after >= before {
 		t.Errorf("statusline %q → %q: the compaction must lower the meter", res["before_compact"], res["after_compact"])
 	}
+	var errorsAgain []any
+	for _, n := range res["compact_again"].([]any) {
+		if n.(map[string]any)["level"] == float64(4) { // vim.log.levels.ERROR
+			errorsAgain = append(errorsAgain, n)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(res["compact_again"]), "compaction skipped") || len(errorsAgain) > 0 {
+		t.Errorf(":AlisioCompact again: %v", res["compact_again"])
+	}
 	// The statusline as Neovim renders it (vim.o.statusline with the meter), kept in docs/ as its picture.
 	picture := fmt.Sprintf("The Neovim statusline with the meter, as nvim_eval_statusline renders it (TestNeovim_MeterPromptCompact):\n\n"+
 		"after a turn:                [%s]\nafter :AlisioCompact parser: [%s]\n", res["rendered_before"], res["rendered_after"])

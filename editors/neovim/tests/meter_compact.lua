@@ -22,6 +22,16 @@ H.wait(20000, function() return H.noted('compacted') ~= nil end, 'the compaction
 H.wait(5000, function() local st = alisio.status() return st and st.messages < 4 and alisio.statusline():find('[%d.]+k?/') ~= nil end, 'the meter after the compaction')
 H.record('after_compact', alisio.statusline())
 H.record('rendered_after', vim.api.nvim_eval_statusline(vim.o.statusline, {}).str)
+-- Again at once: nothing left to summarize, said once (the event's sentence), not also as an error.
+local notes = #H.notes
+vim.cmd('AlisioCompact')
+H.wait(10000, function() return H.noted('compaction skipped') ~= nil or H.noted('compaction failed') ~= nil end, 'the second compaction said')
+vim.wait(300)
+local again = {}
+for i = notes + 1, #H.notes do
+  table.insert(again, { msg = H.notes[i].msg, level = H.notes[i].level })
+end
+H.record('compact_again', again)
 local file = vim.api.nvim_get_current_buf()
 vim.cmd('AlisioCheckpoint')
 H.wait(5000, function() return vim.fn.bufnr('alisio://checkpoint') ~= -1 end, 'the checkpoint buffer')

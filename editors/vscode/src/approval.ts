@@ -31,10 +31,11 @@ export class Proposals implements vscode.TextDocumentContentProvider {
   }
 }
 
-/** approvalFeature announces in initialize that this client answers alisio/approve requests. */
+/** approvalFeature announces in initialize that this client answers alisio/approve requests, and that it is VS Code
+ * (messages then name its commands and settings only). */
 export const approvalFeature = {
   fillClientCapabilities(caps: { experimental?: Record<string, unknown> }) {
-    caps.experimental = { ...(caps.experimental ?? {}), alisio: { approve: 'request' } };
+    caps.experimental = { ...(caps.experimental ?? {}), alisio: { approve: 'request', editor: 'vscode' } };
   },
   initialize() {},
   getState: () => ({ kind: 'static' as const }),

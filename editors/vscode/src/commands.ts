@@ -12,8 +12,9 @@ import { refreshStatus, render } from './status';
 /** The most of a file Add Selection puts in a prompt whole; a larger one goes by its path (the agent reads it). */
 const maxAttachedChars = 20000;
 
-/** attachment is the active editor's selection (or its whole file, when nothing is selected) as a block for a
- * prompt: its path relative to the workspace, the lines, and the text fenced in the file's language. */
+/** attachment is the active editor's selected lines (whole lines, from the first the selection touches to the
+ * last it reaches into), or its whole file when nothing is selected, as a block for a prompt: its path relative
+ * to the workspace, the lines, and the text fenced in the file's language. */
 export function attachment(editor: vscode.TextEditor | undefined): string | undefined {
   if (!editor) {
     return undefined;
@@ -22,11 +23,14 @@ export function attachment(editor: vscode.TextEditor | undefined): string | unde
   const where = vscode.workspace.asRelativePath(doc.uri, false);
   const sel = editor.selection;
   const whole = sel.isEmpty;
-  const text = whole ? doc.getText() : doc.getText(sel);
+  // A selection that ends at the start of a line (Shift+↓, a triple click) does not take that line.
+  const first = sel.start.line;
+  const last = !whole && sel.end.line > first && sel.end.character === 0 ? sel.end.line - 1 : sel.end.line;
+  const text = whole ? doc.getText() : doc.getText(new vscode.Range(first, 0, last, doc.lineAt(last).text.length));
   if (whole && text.length > maxAttachedChars) {
     return `The file \`${where}\` (${doc.lineCount} lines, too large to paste here: read it).`;
   }
-  const lines = whole ? '' : sel.start.line === sel.end.line ? ` line ${sel.start.line + 1}` : ` lines ${sel.start.line + 1}–${sel.end.line + 1}`;
+  const lines = whole ? '' : first === last ? ` line ${first + 1}` : ` lines ${first + 1}–${last + 1}`;
   const fenceMark = text.includes('```') ? '````' : '```';
   return `\`${where}\`${lines}:\n${fenceMark}${doc.languageId === 'plaintext' ? '' : doc.languageId}\n${text.replace(/\n$/, '')}\n${fenceMark}\n`;
 }

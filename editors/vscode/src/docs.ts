@@ -16,6 +16,23 @@ export class Docs implements vscode.TextDocumentContentProvider {
     const uri = vscode.Uri.parse(`alisio:${name}`);
     this.contents.set(uri.path, content);
     this.changed.fire(uri);
+    // An open document takes the new content a moment later: wait for it, so that nothing shows the old one.
+    const doc = await vscode.workspace.openTextDocument(uri);
+    if (doc.getText() !== content) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          listener.dispose();
+          resolve();
+        };
+        const listener = vscode.workspace.onDidChangeTextDocument((e) => {
+          if (e.document.uri.toString() === uri.toString() && e.document.getText() === content) {
+            done();
+          }
+        });
+        const timer = setTimeout(done, 3000);
+      });
+    }
     if (rendered) {
       try {
         // (Its extension activates on the command: before that, getCommands does not list it.)
@@ -25,7 +42,7 @@ export class Docs implements vscode.TextDocumentContentProvider {
         // the built-in Markdown extension is disabled: the source below
       }
     }
-    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+    await vscode.window.showTextDocument(doc, { preview: true });
   }
 
   dispose() {

@@ -16,7 +16,7 @@ const presets: Preset[] = [
   { label: 'Anthropic', detail: 'api.anthropic.com', providerKind: 'anthropic', baseURL: 'https://api.anthropic.com', keyEnv: 'ANTHROPIC_API_KEY', model: 'claude-sonnet-4-5' },
   { label: 'OpenRouter', detail: 'openrouter.ai, OpenAI-compatible', providerKind: 'openai', baseURL: 'https://openrouter.ai/api/v1', keyEnv: 'OPENROUTER_API_KEY', model: '' },
   { label: 'A local server', detail: 'llama.cpp, vLLM, Ollama, LM Studio: OpenAI-compatible, no key', providerKind: 'openai', baseURL: 'http://localhost:11434/v1', keyEnv: '', model: '' },
-  { label: 'alisio-testprovider', detail: 'the scripted test model shipped with alisio: no key, no cost', providerKind: 'openai', baseURL: 'http://127.0.0.1:8089/v1', keyEnv: '', model: 'alisio-test' },
+  { label: 'alisio-testprovider', detail: 'the scripted test model of the alisio-lsp sources, to try without a key: alisio-testprovider --addr 127.0.0.1:40123 (README)', providerKind: 'openai', baseURL: 'http://127.0.0.1:40123/v1', keyEnv: '', model: 'alisio-test' },
 ];
 
 /** setUpProvider walks the user through the provider settings, writes them (user settings) and checks them. */

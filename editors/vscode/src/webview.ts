@@ -142,8 +142,10 @@ window.addEventListener('message', (e: MessageEvent) => {
 document.body.addEventListener('click', (e) => {
   const button = (e.target as HTMLElement).closest('button');
   const action = button?.dataset.action;
-  if (action === 'copy') {
-    vscode.postMessage({ type: 'copy', text: button?.parentElement?.querySelector('code')?.textContent ?? '' });
+  if (action === 'copy' && button) {
+    vscode.postMessage({ type: 'copy', text: button.parentElement?.querySelector('code')?.textContent ?? '' });
+    button.textContent = 'Copied';
+    setTimeout(() => { button.textContent = 'Copy'; }, 1500);
   } else if (action) {
     vscode.postMessage({ type: action });
   }

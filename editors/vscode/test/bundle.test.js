@@ -196,6 +196,7 @@ test('first run: without a provider the error of the prompt offers Alisio: Set U
     view.send({ type: 'send', text: 'hello' });
     await until('the error of the first prompt', () => offered);
     assert.match(offered.text, /no provider is configured: run Alisio: Set Up Provider/);
+    assert.doesNotMatch(offered.text, /Neovim|setup\(\)/, 'a VS Code user reads VS Code words only');
     assert.deepStrictEqual(offered.items, ['Alisio: Set Up Provider']);
     const failed = await until('the failed turn marked in the chat', () => view.posted.find((m) => m.type === 'session' && m.failedTurn));
     assert.strictEqual(failed.failedTurn.prompt, 'hello');
@@ -251,8 +252,9 @@ test('Add Selection to Alisio puts the selected lines, or the file, in the chat 
   const doc = {
     uri: vscode.Uri.file(path.join(ws, 'cmd', 'main.go')), languageId: 'go', lineCount: lines.length,
     getText: (r) => (r ? lines.slice(r.start.line, r.end.line + 1).join('\n') : lines.join('\n')),
+    lineAt: (n) => ({ text: lines[n] }),
   };
-  const selection = (from, to) => ({ isEmpty: from === undefined, start: { line: from }, end: { line: to } });
+  const selection = (from, to, toChar = 3) => ({ isEmpty: from === undefined, start: { line: from, character: 1 }, end: { line: to, character: toChar } });
   vscode.window.activeTextEditor = { document: doc, selection: selection(2, 4) };
   // Before the chat page loads, the attachment waits for it; then the page gets it, and the focus.
   await vscode.commands.executeCommand('alisio.addSelection');
@@ -263,6 +265,10 @@ test('Add Selection to Alisio puts the selected lines, or the file, in the chat 
   const attached = await until('the attachment', () => view.posted.find((m) => m.type === 'attach'));
   assert.strictEqual(attached.text, 'cmd/main.go lines 3–5:\n```go\nfunc main() {\n\tprintln("hi")\n}\n```\n'.replace('cmd/main.go', '`cmd/main.go`'));
   assert.ok(view.posted.some((m) => m.type === 'focus'));
+  // Whole lines, and a selection ending at the start of a line (Shift+↓) does not take that line.
+  vscode.window.activeTextEditor = { document: doc, selection: selection(2, 5, 0) };
+  await vscode.commands.executeCommand('alisio.addSelection');
+  assert.strictEqual(view.posted.filter((m) => m.type === 'attach').at(-1).text, attached.text);
   vscode.window.activeTextEditor = { document: doc, selection: selection() };
   await vscode.commands.executeCommand('alisio.addSelection');
   assert.match(view.posted.filter((m) => m.type === 'attach').at(-1).text, /^`cmd\/main.go`:\n```go\npackage main\n[\s\S]*\n}\n```\n$/);

@@ -47,6 +47,7 @@ function webviewView() {
 
 class MarkdownString { constructor(value, supportThemeIcons) { this.value = value; this.supportThemeIcons = supportThemeIcons; this.isTrusted = false; } }
 class ThemeColor { constructor(id) { this.id = id; } }
+class Range { constructor(sl, sc, el, ec) { this.start = { line: sl, character: sc }; this.end = { line: el, character: ec }; } }
 
 // noop is a function and an object at once: any property is another noop, any call returns a disposable noop.
 function noop() {
@@ -103,7 +104,7 @@ function create(settings, root, answers) {
   const workspaceFolder = root && { uri: Uri.file(root), name: 'ws', index: 0 };
   const vscode = {
     version: '1.91.0',
-    Disposable, EventEmitter, CancellationTokenSource, Uri, MarkdownString, ThemeColor,
+    Disposable, EventEmitter, CancellationTokenSource, Uri, MarkdownString, ThemeColor, Range,
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },

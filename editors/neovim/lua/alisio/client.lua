@@ -98,7 +98,7 @@ function M.start(bufnr, root)
   capabilities.window = capabilities.window or {}
   capabilities.window.workDoneProgress = true
   -- Approval questions are answered by alisio/approvalAnswer after an alisio/approve notification (review.lua).
-  capabilities.experimental = { alisio = { approve = 'notification' } }
+  capabilities.experimental = { alisio = { approve = 'notification', editor = 'neovim' } }
   local conf = {
     name = 'alisio',
     cmd = cfg.cmd,

@@ -17,7 +17,8 @@ function M.compact(focus)
     state.compacting = false
     statusline.busy()
     if err then
-      if util.err_message(err) ~= state.skipped then -- a skip was already said
+      -- A skipped compaction (kind nothingToCompact) was already said by its event.
+      if not (type(err) == 'table' and type(err.data) == 'table' and err.data.kind == 'nothingToCompact') then
         util.notify('compaction failed: ' .. util.err_message(err), levels.ERROR)
       end
       return

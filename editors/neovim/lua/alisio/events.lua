@@ -38,7 +38,6 @@ local function on_event(ev)
     statusline.redraw()
   elseif t == 'compaction_skipped' then
     state.compacting = false
-    state.skipped = ev.message
     util.notify(ev.summary, levels.INFO)
     statusline.redraw()
   elseif t == 'context_reduced' then

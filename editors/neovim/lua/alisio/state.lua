@@ -10,7 +10,6 @@ return {
   compacting = false,
   turn = nil, -- the running turn: { id = request id, session = ... }
   spinner = nil, -- the timer that redraws the statusline while a turn or a compaction runs
-  skipped = nil, -- the message of the last compaction_skipped (said once)
   shown = nil, -- what the chat shows: { session, from }
   chat_request = nil, -- numbers the chat's page requests: only the latest is drawn
 }

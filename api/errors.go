@@ -97,7 +97,7 @@ func WordsFor(editor string) Words {
 		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
 			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",
 			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()",
-			Provider: "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)"}
+			Provider:  "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)"}
 	}
 	return EditorWords()
 }

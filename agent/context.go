@@ -113,6 +113,9 @@ type Status struct {
 	OverHardLimit         bool     `json:"overHardLimit"`
 	LastCheckpointPartial bool     `json:"lastCheckpointPartial"`
 	UncertainCalls        []string `json:"uncertainCalls"`
+	// Usage is the input the provider reported over the session, with what its prompt cache read and wrote,
+	// and the last reply's (nil until a reply reported a usage).
+	Usage *storage.UsageTotals `json:"usage,omitempty"`
 }
 
 // ToolsChars is the size of the tool catalog every request carries (TC1).
@@ -312,6 +315,9 @@ func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status 
 		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
 		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,
 		OverHardLimit: d.OverHardLimit, LastCheckpointPartial: sum.lastPartial, UncertainCalls: sum.uncertain}
+	if sess.Head.Totals != nil {
+		st.Usage = sess.Head.Totals.Usage
+	}
 	switch {
 	case d.Compact && cfg.Compaction.Auto:
 		st.NextAction = "compact (" + string(d.Rule) + ")"

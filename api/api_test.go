@@ -72,6 +72,8 @@ func TestTypeScriptMirror(t *testing.T) {
 		"Notice":           reflect.TypeFor[api.Notice](),
 		"ApproveParams":    reflect.TypeFor[api.ApproveParams](),
 		"UndoTurnResult":   reflect.TypeFor[api.UndoTurnResult](),
+		"UsageTotals":      reflect.TypeFor[storage.UsageTotals](),
+		"CacheMeter":       reflect.TypeFor[api.CacheMeter](),
 	}
 	src, err := os.ReadFile(filepath.Join("..", "editors", "vscode", "src", "protocol.ts"))
 	if err != nil {

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"fmt"
+	"math"
 	"strings"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 // Meter is the meter in the user's units: the tokens the next request holds — one figure, and where it comes
@@ -17,6 +20,43 @@ type Meter struct {
 	// (and the tool catalog sent beside it) in tokens at the request's chars per token. Compaction starts at
 	// about Threshold of it.
 	LimitTokens int `json:"limitTokens"`
+	// Cache is what the provider's prompt cache did (nil until a reply reported a usage).
+	Cache *CacheMeter `json:"cache,omitempty"`
+}
+
+// CacheMeter is what the provider's prompt cache did, in tokens of input: for the last request and over the
+// session, all of it, the part read from the cache (billed at about a tenth) and the part written to it
+// (Anthropic: billed at 125 %), with the sentence a user reads.
+type CacheMeter struct {
+	LastInput      int `json:"lastInput"`
+	LastCached     int `json:"lastCached"`
+	LastCacheWrite int `json:"lastCacheWrite,omitempty"`
+	Input          int `json:"input"`
+	Cached         int `json:"cached"`
+	CacheWrite     int `json:"cacheWrite,omitempty"`
+	// Text says it in a sentence: "prompt cache: the last request read 82% of its 14k input tokens from the
+	// cache; this session 78% of 1.2M".
+	Text string `json:"text"`
+}
+
+// cacheMeterOf is the cache's figures of u (nil when nothing was reported).
+func cacheMeterOf(u *storage.UsageTotals) *CacheMeter {
+	if u == nil || u.Input == 0 {
+		return nil
+	}
+	c := &CacheMeter{LastInput: u.Last.PromptTokens, LastCached: u.Last.CachedTokens, LastCacheWrite: u.Last.CacheWriteTokens,
+		Input: u.Input, Cached: u.Cached, CacheWrite: u.CacheWrite}
+	share := func(part, whole int) int { return int(math.Round(100 * float64(part) / float64(max(whole, 1)))) }
+	if u.Cached == 0 && u.CacheWrite == 0 {
+		c.Text = fmt.Sprintf("prompt cache: nothing read from it yet (%s input tokens this session; a server without a cache reports none)", Human(u.Input))
+		return c
+	}
+	c.Text = fmt.Sprintf("prompt cache: the last request read %d%% of its %s input tokens from the cache; this session %d%% of %s",
+		share(u.Last.CachedTokens, u.Last.PromptTokens), Human(u.Last.PromptTokens), share(u.Cached, u.Input), Human(u.Input))
+	if u.CacheWrite > 0 {
+		c.Text += fmt.Sprintf(" (%s written to it)", Human(u.CacheWrite))
+	}
+	return c
 }
 
 // MeterOf is st's meter in tokens.
@@ -36,5 +76,6 @@ func MeterOf(st agent.Status) Meter {
 	default:
 		m.LimitTokens = st.HardLimit / 4
 	}
+	m.Cache = cacheMeterOf(st.Usage)
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
@@ -96,5 +97,23 @@ func TestMeterOf(t *testing.T) {
 	// No window known, nothing measured: about 4 chars a token.
 	if m := MeterOf(agent.Status{WindowSource: "maxContextChars", HardLimit: 800_000}); m.LimitTokens != 200_000 {
 		t.Errorf("nothing measured: %+v", m)
+	}
+}
+
+// TestCacheMeter: the prompt cache's figures and sentence, from the usage the session's replies reported.
+func TestCacheMeter(t *testing.T) {
+	if m := MeterOf(agent.Status{HardLimit: 800_000}); m.Cache != nil {
+		t.Errorf("no usage yet: %+v", m.Cache)
+	}
+	st := agent.Status{HardLimit: 800_000, Usage: &storage.UsageTotals{Input: 1_200_000, Cached: 936_000, CacheWrite: 40_000,
+		Last: transcript.Usage{PromptTokens: 14_200, CachedTokens: 11_644}}}
+	c := MeterOf(st).Cache
+	if c == nil || c.LastInput != 14_200 || c.LastCached != 11_644 || c.Cached != 936_000 ||
+		c.Text != "prompt cache: the last request read 82% of its 14k input tokens from the cache; this session 78% of 1.2M (40k written to it)" {
+		t.Errorf("%+v", c)
+	}
+	st.Usage = &storage.UsageTotals{Input: 5_000, Last: transcript.Usage{PromptTokens: 2_000}}
+	if c := MeterOf(st).Cache; c == nil || !strings.HasPrefix(c.Text, "prompt cache: nothing read from it yet (5k input tokens") {
+		t.Errorf("a server without a cache: %+v", c)
 	}
 }

@@ -26,6 +26,9 @@ import (
 type readingWorkload struct {
 	Turns  int
 	Window int // tokens, as the provider's model list reports it
+	// Kind is the provider's kind ("openai" by default, or "anthropic"); PromptCache is provider.promptCache
+	// ("off": requests built as before prompt caching).
+	Kind, PromptCache string
 }
 
 // workloadFigures are what the workload measures.
@@ -41,6 +44,11 @@ type workloadFigures struct {
 	ReadKept float64
 	// ModelRequests counts the agent's model calls.
 	ModelRequests int
+	// Billed is the input the provider bills, at the cache prices (cached input at 10 %, cache writes at
+	// 125 %), over what all of it would cost uncached; SummarizerBill is the summarizer calls' share of it.
+	Billed, SummarizerBill float64
+	// Breakpoints are the fewest and most cache_control breakpoints of an agent request (Anthropic).
+	MinBreakpoints, MaxBreakpoints int
 }
 
 func (w readingWorkload) run(t testing.TB) workloadFigures {
@@ -72,7 +80,10 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	cfg := config.Default()
-	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test"}
+	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test", PromptCache: w.PromptCache}
+	if w.Kind == "anthropic" {
+		cfg.Provider.Kind, cfg.Provider.BaseURL = "anthropic", hs.URL
+	}
 	c := servertest.Start(t, server.Options{Config: cfg, Store: st, Provider: provider.Options{MaxRetries: 0}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -97,7 +108,37 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 	if err := transcripttest.CheckStructure(view.Messages); err != nil {
 		t.Fatal(err)
 	}
-	return measure(t, prov.Requests(), sizes, w.Window)
+	f := measure(t, prov.Requests(), sizes, w.Window)
+	f.bill(prov)
+	return f
+}
+
+// bill computes the billed figures from the usage prov reported, and the breakpoints of the agent requests.
+func (f *workloadFigures) bill(prov *providertest.Server) {
+	var full, billed, summaries float64
+	calls := 0
+	for _, u := range prov.Usages() {
+		cost := float64(u.Prompt-u.Cached-u.Writes) + 0.1*float64(u.Cached) + 1.25*float64(u.Writes)
+		full += float64(u.Prompt)
+		billed += cost
+		if u.Summary {
+			summaries += cost
+			calls++
+		}
+	}
+	f.Billed, f.SummarizerBill, f.SummarizerCalls = billed/max(full, 1), summaries/max(billed, 1), calls
+	f.MinBreakpoints = -1
+	for _, req := range prov.Requests() {
+		if _, tools := req["tools"]; !tools {
+			continue // a summarizer request
+		}
+		raw, _ := json.Marshal(req)
+		n := strings.Count(string(raw), `"cache_control"`)
+		if f.MinBreakpoints < 0 || n < f.MinBreakpoints {
+			f.MinBreakpoints = n
+		}
+		f.MaxBreakpoints = max(f.MaxBreakpoints, n)
+	}
 }
 
 // measure computes the figures from what the provider received.
@@ -220,5 +261,29 @@ func BenchmarkReadingWorkload(b *testing.B) {
 			b.ReportMetric(100*f.ReadKept, "read-kept-%")
 			b.ReportMetric(float64(f.ModelRequests), "model-calls")
 		})
+	}
+}
+
+// BenchmarkPromptCacheBill reports what the workload's input costs at each provider's cache prices (the test
+// provider models both caches), with prompt caching off (requests as before it) and on, side by side in one
+// run: the billed share of the uncached price, the summarizer calls' share of the bill, and for Anthropic the
+// breakpoints per request (docs/performance.md).
+func BenchmarkPromptCacheBill(b *testing.B) {
+	for _, kind := range []string{"openai", "anthropic"} {
+		for _, window := range []int{32_768, 131_072} {
+			for _, cache := range []string{"off", "5m"} {
+				b.Run(fmt.Sprintf("kind=%s/window=%d/cache=%s", kind, window, cache), func(b *testing.B) {
+					var f workloadFigures
+					for i := 0; i < b.N; i++ {
+						f = readingWorkload{Turns: 40, Window: window, Kind: kind, PromptCache: cache}.run(b)
+					}
+					b.ReportMetric(100*f.Billed, "billed-%")
+					b.ReportMetric(100*f.SummarizerBill, "summarizer-bill-%")
+					b.ReportMetric(float64(f.SummarizerCalls), "summaries")
+					b.ReportMetric(float64(f.MaxBreakpoints), "max-breakpoints")
+					b.ReportMetric(float64(f.MinBreakpoints), "min-breakpoints")
+				})
+			}
+		}
 	}
 }

@@ -35,7 +35,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u := s.account(true, req, rep)
+	u := s.account(true, summary != nil, req, rep)
 	input := map[string]any{"input_tokens": u.Prompt - u.Read - u.Written, "cache_read_input_tokens": u.Read, "cache_creation_input_tokens": u.Written}
 	stop := map[string]string{"length": "max_tokens", "tool_calls": "tool_use", "stop": "end_turn"}[rep.FinishReason]
 	blocks := anthropicBlocks(rep)

@@ -38,7 +38,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u := s.account(false, req, rep)
+	u := s.account(false, summary != nil, req, rep)
 	usage := map[string]any{"input_tokens": u.Prompt, "output_tokens": len(rep.Text) / 4, "total_tokens": u.Prompt + len(rep.Text)/4}
 	if !s.script.NoCache {
 		usage["input_tokens_details"] = map[string]any{"cached_tokens": u.Read}

@@ -85,6 +85,22 @@ type Server struct {
 	replies []Reply
 	// cache is what the prompt caches hold, for the cached tokens usage reports.
 	cache promptCache
+	// usages are the input usages reported, in order, for the requests answered.
+	usages []RequestUsage
+}
+
+// RequestUsage is the input usage the server reported for one answered request, in tokens: all of it, the
+// part read from the prompt cache and the part written to it; Summary marks a summarizer request.
+type RequestUsage struct {
+	Summary                bool
+	Prompt, Cached, Writes int
+}
+
+// Usages returns the input usage reported for each answered request, in order.
+func (s *Server) Usages() []RequestUsage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RequestUsage(nil), s.usages...)
 }
 
 // Flooded is how many bytes of FloodBytes replies reached a client before it stopped reading.
@@ -169,7 +185,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u := s.account(false, req, rep)
+	u := s.account(false, summary != nil, req, rep)
 	if stream, _ := req["stream"].(bool); stream {
 		s.stream(w, rep, u)
 		return
@@ -252,9 +268,10 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any
 	return rep, true
 }
 
-// account is the input usage of req, an answered request of the Anthropic kind or of the OpenAI kind, under
-// the server's cache model (none with NoCache); a scripted PromptTokens replaces the total.
-func (s *Server) account(anthropic bool, req map[string]any, rep Reply) cacheUsage {
+// account is the input usage of req, an answered request (a summarizer's when summary) of the Anthropic kind
+// or of the OpenAI kind, under the server's cache model (none with NoCache); a scripted PromptTokens replaces
+// the total. It is recorded for Usages.
+func (s *Server) account(anthropic, summary bool, req map[string]any, rep Reply) cacheUsage {
 	pieces := openAIPieces(req)
 	if anthropic {
 		pieces = anthropicPieces(req)
@@ -275,6 +292,9 @@ func (s *Server) account(anthropic bool, req map[string]any, rep Reply) cacheUsa
 		u.Read = min(u.Read, u.Prompt)
 		u.Written = min(u.Written, u.Prompt-u.Read)
 	}
+	s.mu.Lock()
+	s.usages = append(s.usages, RequestUsage{Summary: summary, Prompt: u.Prompt, Cached: u.Read, Writes: u.Written})
+	s.mu.Unlock()
 	return u
 }
 

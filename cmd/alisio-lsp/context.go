@@ -171,6 +171,9 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 		source = "calibrated from the provider's counts"
 	}
 	a.printf("tokens      %s of %s (%s)\n", thousands(meter.Tokens), thousands(meter.LimitTokens), source)
+	if meter.Cache != nil {
+		a.printf("cache       %s\n", strings.TrimPrefix(meter.Cache.Text, "prompt cache: "))
+	}
 	if strings.HasPrefix(s.WindowSource, "maxContextChars") {
 		a.printf("window      not known; counted as %s tokens (limits.maxContextChars ÷ 4)\n", thousands(s.Window))
 	} else {

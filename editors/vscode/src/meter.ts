@@ -125,6 +125,7 @@ export function tooltip(st: Status): string {
     `| tokens | ${human(st.tokens)} of ${human(st.limitTokens)} (${st.tokensSource === 'calibrated' ? "calibrated from the provider's counts" : 'estimated at about 4 chars a token'}); compaction at ${pct(st.threshold)} |`,
     `| chars | ${human(st.usedChars)} of ${human(st.hardLimit)} (instructions ${human(st.instructionsChars)}, transcript ${human(st.transcriptChars)}) |`,
     `| tool catalog | ${human(st.toolsChars)} chars |`,
+    ...(st.cache ? [`| prompt cache | ${st.cache.text.replace(/^prompt cache: /, '')} |`] : []),
     windowKnown(st)
       ? `| window | ${human(st.window)} tokens (${st.windowSource}) |`
       : '| window | unknown: the provider did not report it; [set alisio.provider.contextWindow](command:workbench.action.openSettings?%5B%22alisio.provider.contextWindow%22%5D) |',

@@ -34,6 +34,29 @@ export interface Status {
   /** The limit of the rule closest to firing, in tokens (the window, or limits.maxContextChars in tokens);
    * compaction starts at threshold of it. */
   limitTokens: number;
+  /** The input the provider reported over the session and for the last reply (storage.UsageTotals). */
+  usage?: UsageTotals;
+  /** What the provider's prompt cache did, with its sentence (api.CacheMeter). */
+  cache?: CacheMeter;
+}
+
+/** The input tokens the provider reported: all, read from its prompt cache, written to it; the last reply's. */
+export interface UsageTotals {
+  input: number;
+  cached?: number;
+  cacheWrite?: number;
+  last: { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number };
+}
+
+/** The prompt cache's figures for the last request and the session, and the sentence a user reads. */
+export interface CacheMeter {
+  lastInput: number;
+  lastCached: number;
+  lastCacheWrite?: number;
+  input: number;
+  cached: number;
+  cacheWrite?: number;
+  text: string;
 }
 
 /** A sentence of the daemon's about a session's state; its kind says which action goes with it. */

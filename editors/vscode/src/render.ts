@@ -240,7 +240,8 @@ export function header(st: Status | undefined, model: string, title: string): st
   const pct = Math.round(used(st) * 100);
   const level = st.overHardLimit || (st.uncertainCalls?.length ?? 0) > 0 ? 'error' : fraction(st) >= 0.75 ? 'warning' : 'ok';
   const windowText = st.window && !(st.windowSource || '').startsWith('maxContextChars') ? `${human(st.window)}-token window` : 'window unknown';
-  const chars = `${human(st.usedChars)} of ${human(st.hardLimit)} chars`;
+  const chars = `${human(st.usedChars)} of ${human(st.hardLimit)} chars` +
+    (st.cache ? ` · ${Math.round((100 * st.cache.lastCached) / Math.max(st.cache.lastInput, 1))}% cached` : '');
   return `<div class="meter ${level}" title="${esc(chars)}; compaction starts at the mark (${Math.round((st.threshold || 0) * 100)}%)"><div class="bar"><div class="fill" data-pct="${Math.min(pct, 100)}"></div>` +
     `<div class="mark" data-pct="${Math.round((st.threshold || 0) * 100)}"></div></div>` +
     `<span class="pct">${st.overHardLimit ? 'over limit' : `${tokensText(st).replace('/', ' / ')} tokens`}</span></div>` +

@@ -115,6 +115,9 @@ function M.context()
       'Next model call: ' .. ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
         and 'trims large tool outputs to fit' or 'sends as is') .. '.',
     }
+    if type(st.cache) == 'table' then
+      table.insert(lines, st.cache.text:sub(1, 1):upper() .. st.cache.text:sub(2) .. '.')
+    end
     for _, n in ipairs(st.notices or {}) do
       table.insert(lines, '⚠ ' .. n.text)
     end

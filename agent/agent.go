@@ -500,6 +500,9 @@ func New(ctx context.Context, shared *Shared, store *storage.Store, cfg config.C
 		return nil, err
 	}
 	a.Chat, a.Log, a.Window, a.WindowSource = model, log, window, source
+	if p.PromptCache != "off" { // "off": requests built as before prompt caching, the summarizer's included
+		a.Summarizer = cacheAwareSummarizer{standalone: model, chat: model, tools: a.Tools.Specs, window: a.summarizerWindow, log: log}
+	}
 	return a, nil
 }
 

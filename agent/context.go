@@ -173,7 +173,8 @@ func (m *ContextManager) ToolOutputCap() int {
 func (m *ContextManager) options(sess storage.Session, reason compaction.Reason, focus string) compaction.Options {
 	cfg := m.Settings()
 	o := compaction.Options{KeepTurns: cfg.Compaction.KeepTurns, MaxOutputTokens: cfg.Compaction.MaxOutputTokens,
-		Reason: reason, Focus: focus, Session: sess.ID, Workspace: sess.Workspace, Plugins: plugins.FromSettings(cfg, m.Store)}
+		Reason: reason, Focus: focus, Session: sess.ID, Workspace: sess.Workspace, Plugins: plugins.FromSettings(cfg, m.Store),
+		SentSystem: m.SystemPrompt(sess)}
 	if m.Files != nil {
 		for _, e := range m.Files.Ranked(30) {
 			o.RelevantFiles = append(o.RelevantFiles, compaction.RelevantFile{Path: e.Path, Reason: e.Use.String()})

@@ -103,6 +103,9 @@ type Options struct {
 	// Plugins extend the compaction (PH1); Session and Workspace are what their hooks are told.
 	Plugins            []Plugin
 	Session, Workspace string
+	// SentSystem is the instructions the agent's requests send: with the messages, what a summarizer needs to
+	// send the agent's own request again (SummaryRequest.Sent).
+	SentSystem string
 }
 
 // maxRelevantFiles bounds the checkpoint's relevantFiles.
@@ -238,6 +241,7 @@ type summaryStats struct {
 // each chunk updating the running checkpoint), asking once more for fields a cut reply lost.
 func summarize(ctx context.Context, span []transcript.Message, opts Options, s Summarizer, ext extension) (Checkpoint, summaryStats, error) {
 	stats := summaryStats{pluginFields: map[string]json.RawMessage{}}
+	sent := span // as the agent's requests sent it, the previous checkpoint included
 	var prev *Checkpoint
 	if len(span) > 0 && span[0].Summary {
 		if cp, err := ParseStructured(span[0].Structured); err == nil {
@@ -258,6 +262,9 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 		stats.chunks++
 		req := buildRequest(s, c, prev, opts.Focus, opts.MaxOutputTokens, nil)
 		req.System, req.Schema, req.ExtraFields = ext.system(req.System), ext.schema(), ext.fieldNames()
+		if len(chunks) == 1 {
+			req.Sent, req.SentSystem, req.Session = sent, opts.SentSystem, opts.Session
+		}
 		reply, err := s.Summarize(ctx, req)
 		if err != nil {
 			return Checkpoint{}, stats, fmt.Errorf("summarizer: %w", err)

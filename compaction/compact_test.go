@@ -120,6 +120,16 @@ func TestCompact_StructuredReplyAndPromptContents(t *testing.T) {
 	if !strings.Contains(req.Prompt, "the storage bug") || !strings.Contains(req.Prompt, "old goal") || !strings.Contains(req.Prompt, "<history>") {
 		t.Fatal("C3/update: focus, previous checkpoint or history missing from the prompt")
 	}
+	// One call: the span as the agent's requests sent it (the previous checkpoint first) is offered for the
+	// suffix form, whose ask speaks of the conversation above, with the focus and the schema.
+	if len(req.Sent) != res.Rewrite.Drop || !req.Sent[0].Summary {
+		t.Fatalf("Sent holds %d messages; the span is %d", len(req.Sent), res.Rewrite.Drop)
+	}
+	ask := compaction.SuffixPrompt(req)
+	if !strings.HasPrefix(ask, compaction.SuffixMarker) || strings.Contains(ask, "<history>") || !strings.Contains(ask, "conversation above this message is the history") ||
+		!strings.Contains(ask, "focus on: the storage bug") || !strings.HasSuffix(ask, string(req.Schema)) {
+		t.Fatalf("the suffix form's ask:\n%s", ask)
+	}
 	if strings.Contains(req.Prompt, "<checkpoint>\nold") {
 		t.Fatal("the previous checkpoint was summarized as history instead of updated")
 	}
@@ -195,6 +205,11 @@ func TestCompact_ChunksASpanLargerThanTheSummarizerWindow(t *testing.T) {
 	}
 	if res.Event.Chunks < 3 || len(s.got) != res.Event.Chunks {
 		t.Fatalf("%d chunks, %d calls", res.Event.Chunks, len(s.got))
+	}
+	for _, req := range s.got {
+		if req.Sent != nil {
+			t.Fatal("a chunk offers the suffix form: only a span summarized in one call is a prefix of a request sent")
+		}
 	}
 	for i, req := range s.got {
 		if n := len([]rune(req.Prompt)) + len([]rune(req.System)); n > 60_000 {

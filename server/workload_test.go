@@ -14,6 +14,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/server"
 	"github.com/alisio-lsp/alisio-lsp/server/servertest"
@@ -129,7 +130,7 @@ func (f *workloadFigures) bill(prov *providertest.Server) {
 	f.Billed, f.SummarizerBill, f.SummarizerCalls = billed/max(full, 1), summaries/max(billed, 1), calls
 	f.MinBreakpoints = -1
 	for _, req := range prov.Requests() {
-		if _, tools := req["tools"]; !tools {
+		if _, tools := req["tools"]; !tools || asksCheckpoint(req) {
 			continue // a summarizer request
 		}
 		raw, _ := json.Marshal(req)
@@ -147,7 +148,7 @@ func measure(t testing.TB, requests []map[string]any, sizes map[string]int, wind
 	var prev string
 	var shared, total, keptChars, fileChars int
 	for _, req := range requests {
-		if rf, _ := req["response_format"].(map[string]any); rf != nil {
+		if rf, _ := req["response_format"].(map[string]any); rf != nil || asksCheckpoint(req) {
 			f.SummarizerCalls++
 			continue
 		}
@@ -196,6 +197,17 @@ func measure(t testing.TB, requests []map[string]any, sizes map[string]int, wind
 	f.PrefixShare = float64(shared) / float64(max(total, 1))
 	f.ReadKept = float64(keptChars) / float64(max(fileChars, 1))
 	return f
+}
+
+// asksCheckpoint: req is a summary request in the suffix form, the agent's request with the checkpoint asked
+// for in a last user message.
+func asksCheckpoint(req map[string]any) bool {
+	msgs, _ := req["messages"].([]any)
+	if len(msgs) == 0 {
+		return false
+	}
+	last, _ := json.Marshal(msgs[len(msgs)-1])
+	return strings.Contains(string(last), compaction.SuffixMarker)
 }
 
 func commonPrefix(a, b string) int {

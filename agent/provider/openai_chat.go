@@ -42,6 +42,9 @@ func (o *OpenAI) complete(ctx context.Context, req Request, onDelta func(Delta))
 	if key := o.cacheKey(req.CacheKey); key != "" {
 		params.PromptCacheKey = openai.String(key)
 	}
+	if req.NoToolUse && len(req.Tools) > 0 {
+		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
+	}
 	for _, t := range req.Tools {
 		var schema map[string]any
 		if err := json.Unmarshal(t.Parameters, &schema); err != nil {

@@ -35,6 +35,7 @@ type responsesRequest struct {
 	Text            map[string]any    `json:"text,omitempty"`
 	Stream          bool              `json:"stream"`
 	PromptCacheKey  string            `json:"prompt_cache_key,omitempty"`
+	ToolChoice      string            `json:"tool_choice,omitempty"`
 }
 
 type responsesReply struct {
@@ -168,6 +169,9 @@ func (r Responses) Complete(ctx context.Context, req Request, onDelta func(Delta
 		Include: []string{"reasoning.encrypted_content"}, PromptCacheKey: req.CacheKey}
 	for _, t := range req.Tools {
 		body.Tools = append(body.Tools, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
+	}
+	if req.NoToolUse && len(body.Tools) > 0 {
+		body.ToolChoice = "none"
 	}
 	return r.call(ctx, body, "limits.maxOutputTokens", onDelta)
 }

@@ -26,6 +26,8 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 				summary["response_format"] = map[string]any{"json_schema": map[string]any{"schema": format["schema"]}}
 			}
 		}
+	} else if msgs, _ := req["messages"].([]any); len(msgs) > 0 {
+		summary = suffixSummary(msgs)
 	}
 	violation := checkAnthropicPairing(req)
 	if violation == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // The prompt caches of the real APIs, as this server models them for the usage it reports (tokens are chars/4
@@ -223,4 +224,61 @@ func unknownField(req map[string]any, known []string) string {
 	}
 	sort.Strings(fields)
 	return "Unrecognized request argument supplied: " + fields[0]
+}
+
+// suffixMarker starts the last user message of a summary request in the suffix form (compaction.SuffixMarker,
+// which this package does not import): the agent's own request with the checkpoint asked for at its end.
+const suffixMarker = "[alisio: compaction]"
+
+// suffixSchema introduces the checkpoint's JSON Schema in that message.
+const suffixSchema = "The JSON object must match this JSON Schema:\n"
+
+// textOf is the text of a message's content: a string, or the text blocks of a list (Anthropic, Responses).
+func textOf(content any) string {
+	switch c := content.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, block := range c {
+			m, _ := block.(map[string]any)
+			if t, ok := m["text"].(string); ok {
+				b.WriteString(t)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+// suffixSummary is msgs, when they are a summary request in the suffix form, in the shape autoCheckpoint
+// reads — the user's words as <user> blocks of the prompt, the schema of the last message — and nil for any
+// other request.
+func suffixSummary(msgs []any) map[string]any {
+	if len(msgs) == 0 {
+		return nil
+	}
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	ask := textOf(last["content"])
+	at := strings.Index(ask, suffixMarker)
+	if last["role"] != "user" || at < 0 {
+		return nil
+	}
+	var prompt strings.Builder
+	for i, raw := range msgs {
+		m, _ := raw.(map[string]any)
+		text := textOf(m["content"])
+		if i == len(msgs)-1 {
+			text = text[:at]
+		}
+		if m["role"] == "user" && strings.TrimSpace(text) != "" && !strings.HasPrefix(text, "[Checkpoint") {
+			fmt.Fprintf(&prompt, "<user>\n%s\n</user>\n", text)
+		}
+	}
+	var schema map[string]any
+	if i := strings.Index(ask, suffixSchema); i >= 0 {
+		_ = json.Unmarshal([]byte(ask[i+len(suffixSchema):]), &schema)
+	}
+	return map[string]any{"messages": []any{map[string]any{"role": "user", "content": prompt.String()}},
+		"response_format": map[string]any{"json_schema": map[string]any{"name": "checkpoint", "schema": schema}}}
 }

@@ -27,6 +27,8 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 			summary = map[string]any{"messages": []any{map[string]any{"content": prompt}},
 				"response_format": map[string]any{"json_schema": map[string]any{"schema": format["schema"]}}}
 		}
+	} else if input, _ := req["input"].([]any); len(input) > 0 {
+		summary = suffixSummary(input)
 	}
 	s.mu.Lock()
 	violation := s.checkResponsesInput(req)

@@ -176,6 +176,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var summary map[string]any
 	if isSummaryRequest(req) {
 		summary = req
+	} else if msgs, _ := req["messages"].([]any); len(msgs) > 0 {
+		summary = suffixSummary(msgs)
 	}
 	violation := checkPairing(req)
 	if violation == "" && s.script.Strict {

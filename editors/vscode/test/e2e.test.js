@@ -132,7 +132,8 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     assert.ok(tokensOf(after) < tokensOf(before), `${before} → ${after}`);
     await statusbar.screenshot({ path: shot('vscode-statusbar-after-compact.png') });
     const requests = await (await fetch(url.replace(/\/v1$/, '') + '/v1/alisio/requests')).json();
-    assert.ok(requests.some((r) => r.response_format && JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
+    // (Asked for standalone, or in the suffix form at the end of the agent's own request: the focus is in the messages.)
+    assert.ok(requests.some((r) => JSON.stringify(r.messages).includes('focus on: parser')), 'the focus did not reach the summarizer');
 
     // Show Context opens rendered, in the Markdown preview of a read-only alisio: document (no Untitled tab).
     await page.keyboard.press('F1');
@@ -183,6 +184,8 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await until('the edit on disk', async () => fs.readFileSync(path.join(ws, 'main.go'), 'utf8') === 'package main // the parser fix\n');
     await until('the diff closed', async () => (await page.locator('.tab', { hasText: "Alisio's proposed change" }).count()) === 0);
     await until('the reply in the chat', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0 && !(await view.locator('#stop').isVisible()), 60000);
+    // The header says how much of the last request the provider read from its prompt cache.
+    await until('the cache share in the header', async () => /\d+% cached/.test(await view.locator('#header .meta').innerText()), 10000);
     const toolLine = await view.locator('details.tool > summary').last().innerText();
     assert.match(await view.locator('details.tool > summary').nth(-2).innerText(), /run_command echo "ok parser 0.2s"; exit 1 · ✗ exit 1 · \d+ chars/);
     assert.match(toolLine, /edit_file main.go · \d+ chars/);

@@ -5,8 +5,10 @@ local M = {}
 function M.human(n)
   if n >= 1000000 then
     return string.format('%.1fM', n / 1000000)
-  elseif n >= 1000 then
-    return string.format('%.1fk', n / 1000)
+  elseif n >= 10000 then -- 12k, 220k: whole thousands, as VS Code writes them
+    return string.format('%dk', math.floor(n / 1000 + 0.5))
+  elseif n >= 1000 then -- 2.7k, 3k
+    return (string.format('%.1fk', n / 1000):gsub('%.0k$', 'k'))
   end
   return tostring(n)
 end

@@ -1,0 +1,118 @@
+package neovim_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+)
+
+// tmux runs a tmux command on the test's own server (socket name), failing the test on an error.
+func tmux(t *testing.T, socket string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", socket}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestNeovim_InATerminal: the plugin in Neovim's own user interface, drawn in a real terminal (tmux) — Debian's
+// 0.7.2 as a terminal UI, and 0.10 (ALISIO_NVIM) as a remote UI attached to a headless server: :Alisio opens
+// the chat with the input focused, a prompt typed there streams the reply into the chat, the statusline draws
+// the meter, and :AlisioContext opens beside it. The screens are kept in docs/ when ALISIO_SCREENSHOTS is set.
+func TestNeovim_InATerminal(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install tmux)")
+	}
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
+		{Text: "Hello from the terminal.\n\n```go\nfunc main() {}\n```"},
+	}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ws, data := workspace(t)
+	here, _ := filepath.Abs(".")
+	config := filepath.Join(t.TempDir(), "alisio.json")
+	if err := os.WriteFile(config, []byte(`{"provider":{"kind":"openai","baseURL":"`+hs.URL+`/v1","model":"alisio-test"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	init := filepath.Join(t.TempDir(), "init.lua")
+	if err := os.WriteFile(init, []byte(fmt.Sprintf(`vim.opt.rtp:prepend(%q)
+vim.cmd('runtime plugin/alisio.lua')
+require('alisio').setup({ cmd = { %q, '--config', %q, 'serve' } })
+vim.o.laststatus = 2
+vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
+`, here, binary, config)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	socket := fmt.Sprintf("alisio-test-%d", os.Getpid())
+	env := []string{"XDG_DATA_HOME=" + data, "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	nvimArgs := fmt.Sprintf("%s -u %s -i NONE %s", nvimCommand, init, filepath.Join(ws, "main.go"))
+	ui := "terminal UI"
+	if os.Getenv("ALISIO_NVIM") != "" {
+		// Neovim 0.10 from the chroot: a headless server, and its remote UI in the terminal.
+		ui = "remote UI"
+		listen := filepath.Join(t.TempDir(), "nvim.sock")
+		ctx, cancel := context.WithCancel(context.Background())
+		server := exec.CommandContext(ctx, nvimCommand, "--headless", "--listen", listen, "-u", init, "-i", "NONE", filepath.Join(ws, "main.go"))
+		server.Env = append(os.Environ(), env...)
+		if err := server.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cancel(); _ = server.Wait() }()
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat(listen); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		nvimArgs = fmt.Sprintf("%s --server %s --remote-ui", nvimCommand, listen)
+	}
+	tmux(t, socket, "new-session", "-d", "-x", "160", "-y", "42", "-e", env[0], "-e", env[1], "-e", env[2], "-c", ws, nvimArgs)
+	defer exec.Command("tmux", "-L", socket, "kill-server").Run()
+	screen := func() string { return tmux(t, socket, "capture-pane", "-p", "-t", "0") }
+	wait := func(what string, ok func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			s := screen()
+			if ok(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: timed out waiting for %s; the screen:\n%s", ui, what, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	wait("main.go", func(s string) bool { return strings.Contains(s, "package main") })
+	wait("the meter", func(s string) bool { return strings.Contains(s, "alisio") })
+	tmux(t, socket, "send-keys", "-t", "0", ":Alisio", "Enter")
+	wait("the chat's input hint", func(s string) bool { return strings.Contains(s, "Ask here") })
+	// The input has the cursor: what is typed is the prompt; <CR> in normal mode sends it.
+	tmux(t, socket, "send-keys", "-t", "0", "isay hello", "Escape")
+	tmux(t, socket, "send-keys", "-t", "0", "Enter")
+	chat := wait("the reply in the chat", func(s string) bool { return strings.Contains(s, "Hello from the terminal.") })
+	meter := regexp.MustCompile(`alisio [▰▱│]+ [\d.]+k?/[\d.]+k?`)
+	chat = wait("the meter after the turn", func(s string) bool { return meter.MatchString(s) && strings.Contains(s, "func main() {}") })
+	tmux(t, socket, "send-keys", "-t", "0", ":AlisioContext", "Enter")
+	context := wait("the context view", func(s string) bool { return strings.Contains(s, "# Context of session") })
+	if !strings.Contains(chat, "## You") && !strings.Contains(chat, "say hello") {
+		t.Errorf("%s: the prompt is not in the chat:\n%s", ui, chat)
+	}
+	if dir := os.Getenv("ALISIO_SCREENSHOTS"); dir != "" { // refreshes docs/ when asked, never by default
+		name := "neovim-terminal-0.7.txt"
+		if ui == "remote UI" {
+			name = "neovim-terminal-0.10-remote-ui.txt"
+		}
+		_ = os.WriteFile(filepath.Join("..", "..", dir, name), []byte(fmt.Sprintf("Neovim's %s in tmux (TestNeovim_InATerminal), after a turn:\n\n%s\nand :AlisioContext:\n\n%s", ui, chat, context)), 0o644)
+	}
+}

@@ -91,6 +91,10 @@ type sessionState struct {
 	// meter summarizes the stored transcript as the agent last saw it; valid while the stored head matches.
 	meter    viewSummary
 	hasMeter bool
+	// ahead is the background summary of the session, turnEndChars the transcript's size at the end of the
+	// last turn (ahead.go).
+	ahead        *aheadJob
+	turnEndChars int
 }
 
 // forgetMeter drops the meter after a change made outside a turn; the next status read seeds it again.
@@ -213,9 +217,15 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		st.mu.Lock()
 		sum := st.meter // the running summary of view: the decision needs no rescan
 		st.mu.Unlock()
-		p, err := a.prepare(ctx, view, &sum, &st.guard, emit)
+		// A compaction about to run takes the background summary (waiting for one still being written).
+		var ahead *compaction.Ahead
+		if d := compaction.Decide(a.Sizes(view.Session, sum.meter.Chars()), a.budget()); d.Compact || d.OverHardLimit {
+			ahead = st.takeAhead(ctx)
+		}
+		p, err := a.prepare(ctx, view, &sum, &st.guard, emit, ahead)
 		if p.Changed {
 			st.setMeter(p.sum) // saved even when the F1 error follows
+			st.discardAhead() // its span is gone, or no longer where it was
 		}
 		if ce := (*compaction.CatalogError)(nil); errors.As(err, &ce) {
 			ce.Sources = a.largestSources(3)
@@ -249,6 +259,10 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if len(reply.Message.ToolCalls) == 0 {
 			res.Reply, res.Cut = reply.Message.Text, reply.FinishReason == "length"
 			a.emit(Event{Session: id, Kind: EventReply, Result: res.Reply})
+			st.mu.Lock()
+			sum := st.meter
+			st.mu.Unlock()
+			a.maybeStartAhead(id, st, view, sum) // written while the user reads the reply and types the next prompt
 			return res, nil
 		}
 		a.Tools.SetOutputChars(a.ToolOutputCap())
@@ -395,6 +409,7 @@ func (a *Agent) Status(id string) (Status, error) {
 		state.mu.Unlock()
 	}
 	st := a.statusOf(sess, sum)
+	st.CompactingInBackground = state.running()
 	c := a.Calibration(id)
 	st.LastReportedTokens, st.CalibratedTokens = c.ReportedTokens, st.EstimatedTokens
 	if c.CharsPerToken > 0 {
@@ -408,7 +423,15 @@ func (a *Agent) Compact(ctx context.Context, id, focus string, emit compaction.E
 	st := a.state(id)
 	defer a.shared.lockTurn(a.Store, id)()
 	defer st.forgetMeter()
+	st.discardAhead()
 	return a.ContextManager.Compact(ctx, id, focus, emit)
+}
+
+// SetSettings changes the configuration (from the next model call) and discards the background summaries,
+// written for the settings before.
+func (a *Agent) SetSettings(cfg config.Config) {
+	a.ContextManager.SetSettings(cfg)
+	a.discardAllAhead()
 }
 
 // Recover is Recover on the agent's store, after any turn of that session in progress.
@@ -416,6 +439,7 @@ func (a *Agent) Recover(id string, acknowledge bool) ([]transcript.ToolCall, err
 	st := a.state(id)
 	defer a.shared.lockTurn(a.Store, id)()
 	defer st.forgetMeter()
+	st.discardAhead()
 	return Recover(a.Store, id, acknowledge)
 }
 

@@ -116,6 +116,8 @@ type Status struct {
 	// Usage is the input the provider reported over the session, with what its prompt cache read and wrote,
 	// and the last reply's (nil until a reply reported a usage).
 	Usage *storage.UsageTotals `json:"usage,omitempty"`
+	// CompactingInBackground is set while the next compaction's summary is written in the background.
+	CompactingInBackground bool `json:"compactingInBackground,omitempty"`
 }
 
 // ToolsChars is the size of the tool catalog every request carries (TC1).
@@ -402,7 +404,7 @@ func (m *ContextManager) Prepare(ctx context.Context, id string, g *compaction.G
 	if err != nil {
 		return compaction.Prepared{}, err
 	}
-	p, err := m.prepare(ctx, v, nil, g, emit)
+	p, err := m.prepare(ctx, v, nil, g, emit, nil)
 	return p.Prepared, err
 }
 
@@ -417,8 +419,8 @@ type prepared struct {
 
 // prepare runs the pre-call pipeline on v, the current stored transcript, and persists what it changed. sum
 // is v's summary when the caller keeps one up to date (its running size makes the decision O(1)); nil has it
-// measured.
-func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewSummary, g *compaction.Guard, emit compaction.Emitter) (prepared, error) {
+// measured. ahead, when not nil, is a background summary the automatic compaction takes if it still applies.
+func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewSummary, g *compaction.Guard, emit compaction.Emitter, ahead *compaction.Ahead) (prepared, error) {
 	id := v.Session.ID
 	if sum == nil {
 		s := summarize(v.Session)
@@ -427,7 +429,9 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 	in := m.input(v)
 	meter := sum.meter
 	in.Meter = &meter
-	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), m.options(v.Session, compaction.ReasonAuto, ""), m.Summarizer, g, emit)
+	opts := m.options(v.Session, compaction.ReasonAuto, "")
+	opts.Ahead = ahead
+	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), opts, m.Summarizer, g, emit)
 	var budgetErr *compaction.BudgetError
 	var catalogErr *compaction.CatalogError
 	if perr != nil && !errors.As(perr, &budgetErr) && !errors.As(perr, &catalogErr) {

@@ -93,8 +93,9 @@ func (a *Agent) AdoptMCP(old *Agent) {
 	a.mcpMu.Unlock()
 }
 
-// Close stops the agent's MCP servers and releases its workspace.
+// Close stops the agent's MCP servers and background summaries, and releases its workspace.
 func (a *Agent) Close() error {
+	a.discardAllAhead()
 	a.mcpMu.Lock()
 	for _, c := range a.mcp {
 		if c.server != nil {

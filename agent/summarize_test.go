@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,5 +112,53 @@ func TestAgent_SuffixSummaryFallsBack(t *testing.T) {
 		if _, key := r["prompt_cache_key"]; key || strings.Contains(stringify(r["messages"]), compaction.SuffixMarker) {
 			t.Fatalf("with promptCache off a request carries a cache key or the suffix form: %.300s", stringify(r))
 		}
+	}
+}
+
+// TestAgent_BackgroundCompaction: once a turn ends with the request near the trigger, the next compaction's
+// summary is written in the background; the automatic compaction then takes it (no second summarizer call for
+// that span, the event says so) and replaces exactly its span, keeping what came after. A manual compaction
+// throws a waiting one away.
+func TestAgent_BackgroundCompaction(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 24_000
+	var replies []providertest.Reply
+	for i := 0; i < 12; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: fmt.Sprintf("r%d", i), Name: "read_file", Arguments: `{"path":"big.txt"}`}}},
+			providertest.Reply{Text: fmt.Sprintf("turn %d read", i)})
+	}
+	h := newHarness(t, cfg, providertest.Script{Replies: replies})
+	bigFile(t, h)
+	id := h.session(t)
+	for i := 0; i < 12; i++ {
+		if _, err := h.agent.Prompt(context.Background(), id, fmt.Sprintf("turn %d: read big.txt", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.checkAll(t, id)
+	var types []string
+	ahead, completed := 0, 0
+	for _, e := range h.events {
+		if e.Kind != agent.EventCompaction {
+			continue
+		}
+		types = append(types, e.Compaction.Type)
+		if e.Compaction.Type == compaction.EventCompleted {
+			completed++
+			if e.Compaction.Ahead {
+				ahead++
+			}
+		}
+	}
+	summaries := len(summarizerRequests(h.server.Requests()))
+	if ahead == 0 || summaries > completed+1 {
+		t.Fatalf("%d compactions, %d from a background summary, %d summarizer calls; events %v", completed, ahead, summaries, types)
+	}
+	// A summary written ahead and waiting is thrown away by a manual compaction, which asks for its own.
+	if _, err := h.agent.Compact(context.Background(), id, "", nil); err != nil && !errors.Is(err, compaction.ErrNothingToSummarize) && !errors.Is(err, compaction.ErrNoGain) {
+		t.Fatal(err)
+	}
+	if st, err := h.agent.Status(id); err != nil || st.CompactingInBackground {
+		t.Fatalf("after the manual compaction: %+v %v", st, err)
 	}
 }

@@ -27,6 +27,7 @@ type UndoResult struct {
 // what was undone, so that the model does not count on the changes.
 func (a *Agent) UndoTurn(id string, force bool) (UndoResult, error) {
 	defer a.shared.lockTurn(a.Store, id)()
+	a.state(id).discardAhead()
 	var res UndoResult
 	view, err := a.Store.Transcript(id)
 	if err != nil {

@@ -13,11 +13,17 @@ import (
 func Summary(e compaction.Event) string {
 	switch e.Type {
 	case compaction.EventStarted:
+		if e.Ahead {
+			return fmt.Sprintf("compacting %d messages (%s), summarized in the background…", e.SpanMessages, why(e.Reason, e.Rule))
+		}
 		return fmt.Sprintf("compacting %d messages (%s)…", e.SpanMessages, why(e.Reason, e.Rule))
 	case compaction.EventCompleted:
 		// The same figures as the chat's boundary: the messages and their chars, into the checkpoint's chars.
 		text := fmt.Sprintf("compacted %d messages, %s → %s chars; the request is now %s chars (was %s)", e.SpanMessages, Human(e.SpanChars),
 			Human(e.CheckpointChars), Human(e.AfterChars), Human(e.BeforeChars))
+		if e.Ahead {
+			text += "; summarized in the background"
+		}
 		for _, p := range e.Plugins {
 			text += fmt.Sprintf("; %s: %s", p.Plugin, p.Summary)
 		}
@@ -33,6 +39,12 @@ func Summary(e compaction.Event) string {
 		return fmt.Sprintf("%d large message(s) trimmed to fit the budget", e.Messages)
 	case compaction.EventHookFailed:
 		return firstOf(e.Message, fmt.Sprintf("the %s plugin failed", e.Plugin))
+	case compaction.EventAheadStarted:
+		return "compacting in background: the next compaction's summary is being written"
+	case compaction.EventAheadReady:
+		return fmt.Sprintf("compacting in background: the summary of %d messages is ready for the next compaction", e.SpanMessages)
+	case compaction.EventAheadDiscarded:
+		return "the background summary was thrown away: " + e.Message
 	}
 	return ""
 }

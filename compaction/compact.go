@@ -106,6 +106,9 @@ type Options struct {
 	// SentSystem is the instructions the agent's requests send: with the messages, what a summarizer needs to
 	// send the agent's own request again (SummaryRequest.Sent).
 	SentSystem string
+	// Ahead, for an automatic compaction, is a summary written in the background (SummarizeAhead): used when
+	// the view still begins with its span.
+	Ahead *Ahead
 }
 
 // maxRelevantFiles bounds the checkpoint's relevantFiles.
@@ -152,12 +155,17 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		return Result{}, err
 	}
 	span, ok := chooseSpan(in.View, opts)
+	ahead := false
+	if aspan, fits := opts.Ahead.spanOf(in.View); fits && opts.Reason == ReasonAuto && !opts.WithinLastTurn {
+		span, ok, ahead = aspan, true, true
+		s = replaying{s, opts.Ahead}
+	}
 	if !ok {
 		emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, Message: ErrNothingToSummarize.Error()})
 		return Result{}, ErrNothingToSummarize
 	}
 	emit.emit(Event{Type: EventStarted, Reason: opts.Reason, Rule: opts.Rule, BeforeChars: before,
-		BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars), SpanMessages: span.End})
+		BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars), SpanMessages: span.End, Ahead: ahead})
 
 	fail := func(err error) (Result, error) {
 		emit.emit(Event{Type: EventFailed, Reason: opts.Reason, Message: err.Error(), Error: err.Error(),
@@ -201,7 +209,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		SpanMessages: span.End, SpanChars: transcript.TotalChars(in.View[:span.End]),
 		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
 		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "", Plugins: stats.reports,
-		DurationMs: time.Since(start).Milliseconds()}
+		DurationMs: time.Since(start).Milliseconds(), Ahead: ahead}
 	var notes []string
 	if stats.loweredOutput > 0 {
 		notes = append(notes, fmt.Sprintf("The summarizer's output budget was lowered from %d to %d tokens to leave room for the history in the model's window (compaction.maxOutputTokens).",

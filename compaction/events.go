@@ -8,6 +8,12 @@ const (
 	EventFailed     = "compaction_failed"
 	EventReduced    = "context_reduced"
 	EventHookFailed = "plugin_hook_failed"
+	// The background summary of the span the next compaction would replace (SummarizeAhead): started, written
+	// (the next automatic compaction takes it while the view still begins with that span), thrown away
+	// (Message says why).
+	EventAheadStarted   = "compaction_background_started"
+	EventAheadReady     = "compaction_background_ready"
+	EventAheadDiscarded = "compaction_background_discarded"
 )
 
 // Reason says why a compaction runs.
@@ -35,7 +41,9 @@ type Event struct {
 	SpanChars       int `json:"spanChars,omitempty"`
 	CheckpointChars int `json:"checkpointChars,omitempty"`
 	// Chunks is the number of summarizer calls a span too large for one call took.
-	Chunks  int  `json:"chunks,omitempty"`
+	Chunks int `json:"chunks,omitempty"`
+	// Ahead says the span and its summary were written in the background, before the compaction was needed.
+	Ahead   bool `json:"ahead,omitempty"`
 	Partial bool `json:"partial,omitempty"`
 	// MissingFields are checkpoint fields a cut summary lacks; RecoveredFields those the follow-up call supplied.
 	MissingFields   []string `json:"missingFields,omitempty"`

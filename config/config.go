@@ -61,6 +61,10 @@ type Compaction struct {
 	KeepTurns int `json:"keepTurns"`
 	// MaxOutputTokens is the summarizer's own output budget (P1). Default 16000.
 	MaxOutputTokens int `json:"maxOutputTokens"`
+	// BackgroundAt is the fraction of the window (or of maxContextChars), below Threshold, at which the next
+	// compaction's summary starts in the background, so that the compaction at Threshold need not wait for it.
+	// 0 turns it off; default 0.6.
+	BackgroundAt float64 `json:"backgroundAt"`
 }
 
 // Limits are the hard budgets of a session.
@@ -144,7 +148,7 @@ type ProfileValues struct {
 // Default returns the configuration used when nothing is set.
 func Default() Config {
 	return Config{
-		Compaction:  Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000},
+		Compaction:  Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000, BackgroundAt: 0.8},
 		Limits:      Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096, MaxStepsPerTurn: 100},
 		PluginHooks: PluginHooks{TimeoutMs: 5000},
 		Memory:      Memory{Enabled: true},
@@ -439,6 +443,8 @@ func (c *Config) Validate() error {
 	t := c.Compaction.Threshold
 	check(t >= 0.1 && t <= 0.99, "compaction.threshold", t, "0.1–0.99")
 	check(c.Compaction.KeepTurns >= 0 && c.Compaction.KeepTurns <= 20, "compaction.keepTurns", c.Compaction.KeepTurns, "0–20")
+	check(c.Compaction.BackgroundAt == 0 || c.Compaction.BackgroundAt >= 0.1 && c.Compaction.BackgroundAt <= 0.99, "compaction.backgroundAt",
+		c.Compaction.BackgroundAt, "0 (off) or 0.1–0.99, below compaction.threshold to take effect")
 	check(c.Compaction.MaxOutputTokens >= 256 && c.Compaction.MaxOutputTokens <= 1_000_000, "compaction.maxOutputTokens", c.Compaction.MaxOutputTokens, "256–1000000")
 	check(c.Limits.MaxContextChars >= 4000 && c.Limits.MaxContextChars <= 100_000_000, "limits.maxContextChars", c.Limits.MaxContextChars, "4000–100000000")
 	check(c.Limits.MaxOutputTokens >= 1 && c.Limits.MaxOutputTokens <= 1_000_000, "limits.maxOutputTokens", c.Limits.MaxOutputTokens, "1–1000000")

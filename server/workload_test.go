@@ -30,6 +30,10 @@ type readingWorkload struct {
 	// Kind is the provider's kind ("openai" by default, or "anthropic"); PromptCache is provider.promptCache
 	// ("off": requests built as before prompt caching).
 	Kind, PromptCache string
+	// SummaryDelay is how long each summary takes, Pause the time between a reply and the next prompt (the user
+	// reading and typing); NoBackground turns background compaction off (compaction.backgroundAt 0).
+	SummaryDelay, Pause time.Duration
+	NoBackground        bool
 }
 
 // workloadFigures are what the workload measures.
@@ -50,6 +54,9 @@ type workloadFigures struct {
 	Billed, SummarizerBill float64
 	// Breakpoints are the fewest and most cache_control breakpoints of an agent request (Anthropic).
 	MinBreakpoints, MaxBreakpoints int
+	// LongestTurn is the longest time a prompt took to answer (the provider answers at once: what it waited
+	// for is compaction).
+	LongestTurn time.Duration
 }
 
 func (w readingWorkload) run(t testing.TB) workloadFigures {
@@ -71,7 +78,7 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 		replies = append(replies, providertest.Reply{ToolCalls: calls},
 			providertest.Reply{Text: fmt.Sprintf("Turn %d: both files read; %s.", turn, strings.Repeat("notes on what they do ", 10))})
 	}
-	prov := providertest.New(providertest.Script{Replies: replies,
+	prov := providertest.New(providertest.Script{Replies: replies, SummaryDelayMs: int(w.SummaryDelay.Milliseconds()),
 		Models: []map[string]any{{"id": "alisio-test", "object": "model", "context_length": w.Window}}})
 	hs := httptest.NewServer(prov)
 	t.Cleanup(hs.Close)
@@ -85,6 +92,9 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 	if w.Kind == "anthropic" {
 		cfg.Provider.Kind, cfg.Provider.BaseURL = "anthropic", hs.URL
 	}
+	if w.NoBackground {
+		cfg.Compaction.BackgroundAt = 0
+	}
 	c := servertest.Start(t, server.Options{Config: cfg, Store: st, Provider: provider.Options{MaxRetries: 0}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -92,12 +102,16 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 		t.Fatal(err)
 	}
 	var session string
+	var longest time.Duration
 	for turn := 0; turn < w.Turns; turn++ {
 		var res struct{ Session string }
+		started := time.Now()
 		if err := c.Call(ctx, "alisio/prompt", map[string]any{"session": session, "text": fmt.Sprintf("Turn %d: read the two new files and tell me what they do.", turn)}, &res); err != nil {
 			t.Fatalf("turn %d: %v", turn, err)
 		}
+		longest = max(longest, time.Since(started))
 		session = res.Session
+		time.Sleep(w.Pause)
 	}
 	if v := prov.Violations(); len(v) > 0 {
 		t.Fatalf("the provider received invalid requests: %v", v)
@@ -111,6 +125,8 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 	}
 	f := measure(t, prov.Requests(), sizes, w.Window)
 	f.bill(prov)
+	f.LongestTurn = longest
+
 	return f
 }
 
@@ -297,5 +313,22 @@ func BenchmarkPromptCacheBill(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkBackgroundCompactionWait reports the longest time a prompt waited, at a 32k window, when each
+// summary takes 2 s and the user takes 2 s between a reply and the next prompt: with background compaction
+// (compaction.backgroundAt, the default) and without, in one run (docs/performance.md). It takes about a
+// minute and a half.
+func BenchmarkBackgroundCompactionWait(b *testing.B) {
+	for _, off := range []bool{true, false} {
+		b.Run(fmt.Sprintf("background=%v", !off), func(b *testing.B) {
+			var f workloadFigures
+			for i := 0; i < b.N; i++ {
+				f = readingWorkload{Turns: 16, Window: 32_768, SummaryDelay: 2 * time.Second, Pause: 2 * time.Second, NoBackground: off}.run(b)
+			}
+			b.ReportMetric(f.LongestTurn.Seconds(), "longest-turn-s")
+			b.ReportMetric(float64(f.SummarizerCalls), "summaries")
+		})
 	}
 }

@@ -31,6 +31,8 @@ type Script struct {
 	// Strict refuses request fields it does not know with HTTP 400, prompt_cache_key among them, as a stricter
 	// or older OpenAI-compatible server does.
 	Strict bool `json:"strict,omitempty"`
+	// SummaryDelayMs delays every summarizer reply (a slow summary).
+	SummaryDelayMs int `json:"summaryDelayMs,omitempty"`
 }
 
 // Reply is one scripted answer.
@@ -237,6 +239,9 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any
 		s.script.Replies = s.script.Replies[1:]
 	default:
 		rep = Reply{Text: "(alisio test provider: the script has no more replies; restart alisio-testprovider to play it again)"}
+	}
+	if summary != nil {
+		rep.DelayMs += s.script.SummaryDelayMs
 	}
 	s.mu.Unlock()
 	if rep.DelayMs > 0 {

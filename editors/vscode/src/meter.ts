@@ -81,6 +81,9 @@ export function statusText(st: Status, compacting: boolean): string {
     return `$(error) Alisio over limit (${human(st.usedChars)}/${human(st.hardLimit)})`;
   }
   let text = `$(pulse) Alisio ${bar(st)} ${tokensText(st)}`;
+  if (st.compactingInBackground) {
+    text += ' $(sync~spin) compacting in background…';
+  }
   if (st.uncertainCalls && st.uncertainCalls.length > 0) {
     text += ` $(warning) ${st.uncertainCalls.length}`;
   }
@@ -130,7 +133,8 @@ export function tooltip(st: Status): string {
       ? `| window | ${human(st.window)} tokens (${st.windowSource}) |`
       : '| window | unknown: the provider did not report it; [set alisio.provider.contextWindow](command:workbench.action.openSettings?%5B%22alisio.provider.contextWindow%22%5D) |',
     '',
-    `Closest to firing: ${closestRule(st)}. Next model call: ${nextAction(st)}.` + (st.auto ? '' : ' Automatic compaction is off.'),
+    `Closest to firing: ${closestRule(st)}. Next model call: ${nextAction(st)}.` + (st.auto ? '' : ' Automatic compaction is off.') +
+      (st.compactingInBackground ? " The next compaction's summary is being written in the background: it will not make you wait." : ''),
   ];
   if (st.overHardLimit) {
     lines.splice(1, 0, '', `$(error) **Over the hard limit**: ${human(st.usedChars)} of ${human(st.hardLimit)} chars. The next model call compacts first; [compact now](command:alisio.compact).`);

@@ -38,6 +38,8 @@ export interface Status {
   usage?: UsageTotals;
   /** What the provider's prompt cache did, with its sentence (api.CacheMeter). */
   cache?: CacheMeter;
+  /** Set while the next compaction's summary is written in the background. */
+  compactingInBackground?: boolean;
 }
 
 /** The input tokens the provider reported: all, read from its prompt cache, written to it; the last reply's. */
@@ -84,6 +86,8 @@ export interface AlisioEvent {
   spanChars?: number;
   checkpointChars?: number;
   chunks?: number;
+  /** The compaction took a summary written in the background. */
+  ahead?: boolean;
   partial?: boolean;
   missingFields?: string[];
   recoveredFields?: string[];

@@ -38,6 +38,9 @@ function M.text()
     return 'alisio –' .. spin
   end
   local s = string.format('alisio %s %s/%s', M.bar(st), util.human(st.tokens), util.human(st.limitTokens)) .. spin
+  if st.compactingInBackground then
+    s = s .. ' compacting in background…'
+  end
   if st.overHardLimit then
     s = s .. ' over limit'
   end

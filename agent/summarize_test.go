@@ -33,23 +33,31 @@ func bigFile(t *testing.T, h *harness) {
 	}
 }
 
+// threeTurnsThenCompact runs the summary script's three turns in a new session of h (first as the first
+// prompt), compacts it with focus, checks the stored session, and returns its ID.
+func threeTurnsThenCompact(t *testing.T, h *harness, first, focus string) string {
+	t.Helper()
+	bigFile(t, h)
+	id := h.session(t)
+	for _, p := range []string{first, "again", "once more"} {
+		if _, err := h.agent.Prompt(context.Background(), id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.agent.Compact(context.Background(), id, focus, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.checkAll(t, id)
+	return id
+}
+
 // TestAgent_SuffixSummary: with prompt caching on, a compaction asks for the checkpoint in the suffix form —
 // the agent's last request up to the span's end, serialised the same way (so that the provider reads it from
 // its cache), its tools with tool_choice none, the session as prompt_cache_key, and the ask with the schema as
 // a last user message — and stores the checkpoint it gets.
 func TestAgent_SuffixSummary(t *testing.T) {
 	h := newHarness(t, config.Default(), summaryScript())
-	bigFile(t, h)
-	id := h.session(t)
-	for _, p := range []string{"Never touch vendor/. Read main.go.", "again", "once more"} {
-		if _, err := h.agent.Prompt(context.Background(), id, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := h.agent.Compact(context.Background(), id, "the parser", nil); err != nil {
-		t.Fatal(err)
-	}
-	h.checkAll(t, id)
+	id := threeTurnsThenCompact(t, h, "Never touch vendor/. Read main.go.", "the parser")
 	reqs := h.server.Requests()
 	ask, agentReq := reqs[len(reqs)-1], reqs[len(reqs)-2]
 	msgs, _ := ask["messages"].([]any)
@@ -79,17 +87,7 @@ func TestAgent_SuffixSummary(t *testing.T) {
 // request, and the compaction completes; with provider.promptCache "off" only the standalone request is sent.
 func TestAgent_SuffixSummaryFallsBack(t *testing.T) {
 	h := newHarness(t, config.Default(), summaryScript(providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "x", Name: "read_file", Arguments: `{"path":"main.go"}`}}}))
-	bigFile(t, h)
-	id := h.session(t)
-	for _, p := range []string{"Read main.go.", "again", "once more"} {
-		if _, err := h.agent.Prompt(context.Background(), id, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := h.agent.Compact(context.Background(), id, "", nil); err != nil {
-		t.Fatal(err)
-	}
-	h.checkAll(t, id)
+	threeTurnsThenCompact(t, h, "Read main.go.", "")
 	reqs := h.server.Requests()
 	if _, standalone := reqs[len(reqs)-1]["response_format"]; !standalone || len(summarizerRequests(reqs)) != 2 {
 		t.Fatalf("after the tool call, %d summary requests; the last standalone: %v", len(summarizerRequests(reqs)), standalone)
@@ -98,16 +96,7 @@ func TestAgent_SuffixSummaryFallsBack(t *testing.T) {
 	cfg := config.Default()
 	cfg.Provider.PromptCache = "off"
 	off := newHarness(t, cfg, summaryScript())
-	bigFile(t, off)
-	id = off.session(t)
-	for _, p := range []string{"Read main.go.", "again", "once more"} {
-		if _, err := off.agent.Prompt(context.Background(), id, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := off.agent.Compact(context.Background(), id, "", nil); err != nil {
-		t.Fatal(err)
-	}
+	threeTurnsThenCompact(t, off, "Read main.go.", "")
 	for _, r := range off.server.Requests() {
 		if _, key := r["prompt_cache_key"]; key || strings.Contains(stringify(r["messages"]), compaction.SuffixMarker) {
 			t.Fatalf("with promptCache off a request carries a cache key or the suffix form: %.300s", stringify(r))

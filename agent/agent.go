@@ -225,7 +225,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		p, err := a.prepare(ctx, view, &sum, &st.guard, emit, ahead)
 		if p.Changed {
 			st.setMeter(p.sum) // saved even when the F1 error follows
-			st.discardAhead() // its span is gone, or no longer where it was
+			st.discardAhead()  // its span is gone, or no longer where it was
 		}
 		if ce := (*compaction.CatalogError)(nil); errors.As(err, &ce) {
 			ce.Sources = a.largestSources(3)

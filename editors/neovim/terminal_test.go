@@ -100,9 +100,9 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 	// The input has the cursor: what is typed is the prompt; <CR> in normal mode sends it.
 	tmux(t, socket, "send-keys", "-t", "0", "isay hello", "Escape")
 	tmux(t, socket, "send-keys", "-t", "0", "Enter")
-	chat := wait("the reply in the chat", func(s string) bool { return strings.Contains(s, "Hello from the terminal.") })
+	wait("the reply in the chat", func(s string) bool { return strings.Contains(s, "Hello from the terminal.") })
 	meter := regexp.MustCompile(`alisio [▰▱│]+ [\d.]+k?/[\d.]+k?`)
-	chat = wait("the meter after the turn", func(s string) bool { return meter.MatchString(s) && strings.Contains(s, "func main() {}") })
+	chat := wait("the meter after the turn", func(s string) bool { return meter.MatchString(s) && strings.Contains(s, "func main() {}") })
 	tmux(t, socket, "send-keys", "-t", "0", ":AlisioContext", "Enter")
 	context := wait("the context view", func(s string) bool { return strings.Contains(s, "# Context of session") })
 	if !strings.Contains(chat, "## You") && !strings.Contains(chat, "say hello") {

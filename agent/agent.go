@@ -554,6 +554,7 @@ func newAgent(shared *Shared, store *storage.Store, cfg config.Config, dir strin
 		ts.DaemonSocket = osproc.DaemonSocket(filepath.Dir(store.Dir()))
 	}
 	a := &Agent{Tools: ts, Log: zap.NewNop(), shared: shared}
+	a.ContextManager.Workspace = dir
 	a.ContextManager.init(store, cfg, s, ts.CatalogChars())
 	a.UseFiles(files)
 	return a, nil

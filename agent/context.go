@@ -40,6 +40,9 @@ type ContextManager struct {
 	WindowSource string
 	// Files, when set, ranks the files the session used; they feed the checkpoint's relevantFiles (D4).
 	Files *relevantfiles.Tracker
+	// Workspace is the folder whose project rules (AGENTS.md) every request sends; rules keeps the file read.
+	Workspace string
+	rules     rulesFile
 }
 
 // NewContextManager returns a context manager over store that counts what a daemon for workspace dir sends
@@ -51,7 +54,7 @@ func NewContextManager(store *storage.Store, cfg config.Config, dir string, s co
 		catalog = ts.CatalogChars()
 		ts.Close()
 	}
-	m := &ContextManager{}
+	m := &ContextManager{Workspace: dir}
 	m.init(store, cfg, s, catalog)
 	return m
 }
@@ -118,6 +121,8 @@ type Status struct {
 	Usage *storage.UsageTotals `json:"usage,omitempty"`
 	// CompactingInBackground is set while the next compaction's summary is written in the background.
 	CompactingInBackground bool `json:"compactingInBackground,omitempty"`
+	// Rules are the project's rules every request sends (part of InstructionsChars); nil when there are none.
+	Rules *ProjectRules `json:"rules,omitempty"`
 }
 
 // ToolsChars is the size of the tool catalog every request carries (TC1).
@@ -126,12 +131,16 @@ func (m *ContextManager) ToolsChars() int { return int(m.toolsChars.Load()) }
 // SetToolsChars records the catalog's size, when its tools change.
 func (m *ContextManager) SetToolsChars(n int) { m.toolsChars.Store(int64(n)) }
 
-// SystemPrompt is what a request of session sess sends as instructions: the agent's own, then the session's
-// (an imported system prompt). The meter counts exactly this text.
+// SystemPrompt is what a request of session sess sends as instructions: the agent's own, the project's rules
+// (AGENTS.md, read from disk), then the session's (an imported system prompt). The meter counts exactly this
+// text.
 func (m *ContextManager) SystemPrompt(sess storage.Session) string {
-	parts := make([]string, 0, 1+len(sess.Instructions))
+	parts := make([]string, 0, 2+len(sess.Instructions))
 	if m.Instructions != "" {
 		parts = append(parts, m.Instructions)
+	}
+	if r := m.Rules(); r.Text != "" {
+		parts = append(parts, r.Text)
 	}
 	for _, s := range sess.Instructions {
 		if strings.TrimSpace(s) != "" {
@@ -320,6 +329,9 @@ func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status 
 		OverHardLimit: d.OverHardLimit, LastCheckpointPartial: sum.lastPartial, UncertainCalls: sum.uncertain}
 	if sess.Head.Totals != nil {
 		st.Usage = sess.Head.Totals.Usage
+	}
+	if r := m.Rules(); r.File != "" {
+		st.Rules = &r
 	}
 	switch {
 	case d.Compact && cfg.Compaction.Auto:

@@ -74,6 +74,7 @@ func TestTypeScriptMirror(t *testing.T) {
 		"UndoTurnResult":   reflect.TypeFor[api.UndoTurnResult](),
 		"UsageTotals":      reflect.TypeFor[storage.UsageTotals](),
 		"CacheMeter":       reflect.TypeFor[api.CacheMeter](),
+		"ProjectRules":     reflect.TypeFor[agent.ProjectRules](),
 	}
 	src, err := os.ReadFile(filepath.Join("..", "editors", "vscode", "src", "protocol.ts"))
 	if err != nil {
@@ -103,7 +104,7 @@ func TestTypeScriptMirror(t *testing.T) {
 		}
 	}
 	for _, st := range []string{string(api.CallDone), string(api.CallFailed), string(api.CallUncertain), string(api.CallRunning),
-		string(api.NoticeUncertainCalls), string(api.NoticePartialCheckpoint)} {
+		string(api.NoticeUncertainCalls), string(api.NoticePartialCheckpoint), string(api.NoticeProjectRules)} {
 		if !strings.Contains(string(src), fmt.Sprintf("'%s'", st)) {
 			t.Errorf("protocol.ts lacks the value %q", st)
 		}

@@ -14,6 +14,8 @@ type NoticeKind string
 const (
 	NoticeUncertainCalls    NoticeKind = "uncertainCalls"
 	NoticePartialCheckpoint NoticeKind = "partialCheckpoint"
+	// NoticeProjectRules: the project's rules file is over what a request sends of it.
+	NoticeProjectRules NoticeKind = "projectRules"
 )
 
 // Notice is one sentence about a session's state, with its kind.
@@ -32,6 +34,10 @@ func Notices(st agent.Status, w Words) []Notice {
 	}
 	if st.LastCheckpointPartial {
 		out = append(out, Notice{NoticePartialCheckpoint, "The last checkpoint is partial: the summarizer's output budget cut it; raise " + w.MaxOutput + " for complete ones."})
+	}
+	if r := st.Rules; r != nil && r.Cut {
+		out = append(out, Notice{NoticeProjectRules, fmt.Sprintf("%s is %s characters, over the %s a request sends of it: the model reads only its start. Shorten it, or raise projectRules.maxChars (at most a tenth of limits.maxContextChars).",
+			r.File, Human(r.FileChars), Human(r.Limit))})
 	}
 	return out
 }

@@ -117,3 +117,18 @@ func TestCacheMeter(t *testing.T) {
 		t.Errorf("a server without a cache: %+v", c)
 	}
 }
+
+// TestRulesNotice: a project rules file over what a request sends of it gets a notice naming its size, the
+// limit and what to do.
+func TestRulesNotice(t *testing.T) {
+	st := agent.Status{Rules: &agent.ProjectRules{File: "AGENTS.md", FileChars: 48_000, Limit: 32_000, Cut: true}}
+	n := Notices(st, EditorWords())
+	if len(n) != 1 || n[0].Kind != NoticeProjectRules || !strings.Contains(n[0].Text, "AGENTS.md is 48k characters, over the 32k a request sends of it") ||
+		!strings.Contains(n[0].Text, "projectRules.maxChars") {
+		t.Fatalf("%+v", n)
+	}
+	st.Rules.Cut = false
+	if n := Notices(st, EditorWords()); len(n) != 0 {
+		t.Fatalf("rules that fit: %+v", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -35,6 +36,17 @@ type Config struct {
 	DataDir string `json:"dataDir,omitempty"`
 	// Tools configures the built-in tools.
 	Tools Tools `json:"tools"`
+	// ProjectRules are the workspace's rules for agents (AGENTS.md), sent with every request.
+	ProjectRules ProjectRules `json:"projectRules"`
+}
+
+// ProjectRules say which file of the workspace holds its rules for agents and how much of it a request sends.
+type ProjectRules struct {
+	// Files are the candidates at the workspace root, the first that exists wins (default AGENTS.md, then
+	// CLAUDE.md); an empty list turns the project rules off.
+	Files []string `json:"files"`
+	// MaxChars is the most of the file a request sends (default 32000, and never over a tenth of the hard limit).
+	MaxChars int `json:"maxChars"`
 }
 
 // Tools configures the built-in tools.
@@ -148,10 +160,11 @@ type ProfileValues struct {
 // Default returns the configuration used when nothing is set.
 func Default() Config {
 	return Config{
-		Compaction:  Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000, BackgroundAt: 0.8},
-		Limits:      Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096, MaxStepsPerTurn: 100},
-		PluginHooks: PluginHooks{TimeoutMs: 5000},
-		Memory:      Memory{Enabled: true},
+		Compaction:   Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000, BackgroundAt: 0.8},
+		ProjectRules: ProjectRules{Files: []string{"AGENTS.md", "CLAUDE.md"}, MaxChars: 32_000},
+		Limits:       Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096, MaxStepsPerTurn: 100},
+		PluginHooks:  PluginHooks{TimeoutMs: 5000},
+		Memory:       Memory{Enabled: true},
 	}
 }
 
@@ -443,6 +456,11 @@ func (c *Config) Validate() error {
 	t := c.Compaction.Threshold
 	check(t >= 0.1 && t <= 0.99, "compaction.threshold", t, "0.1–0.99")
 	check(c.Compaction.KeepTurns >= 0 && c.Compaction.KeepTurns <= 20, "compaction.keepTurns", c.Compaction.KeepTurns, "0–20")
+	check(c.ProjectRules.MaxChars >= 1000 && c.ProjectRules.MaxChars <= 1_000_000, "projectRules.maxChars", c.ProjectRules.MaxChars, "1000–1000000")
+	for i, f := range c.ProjectRules.Files {
+		check(f != "" && !filepath.IsAbs(f) && !slices.Contains(strings.Split(filepath.ToSlash(f), "/"), ".."), fmt.Sprintf("projectRules.files[%d]", i), quote(f),
+			"a path inside the workspace, relative to its root, such as AGENTS.md or docs/AGENTS.md")
+	}
 	check(c.Compaction.BackgroundAt == 0 || c.Compaction.BackgroundAt >= 0.1 && c.Compaction.BackgroundAt <= 0.99, "compaction.backgroundAt",
 		c.Compaction.BackgroundAt, "0 (off) or 0.1–0.99, below compaction.threshold to take effect")
 	check(c.Compaction.MaxOutputTokens >= 256 && c.Compaction.MaxOutputTokens <= 1_000_000, "compaction.maxOutputTokens", c.Compaction.MaxOutputTokens, "256–1000000")

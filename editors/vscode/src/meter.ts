@@ -170,7 +170,11 @@ export function eventMessage(ev: AlisioEvent): { level: 'info' | 'warning' | 'er
 
 /** The context breakdown (Alisio: Show Context) as markdown with a bar chart. */
 export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sources: { source: string; chars: number; count: number }[]): string {
-  const parts: [string, number][] = [['instructions', st.instructionsChars]];
+  const rules = st.rules?.chars ?? 0;
+  const parts: [string, number][] = [['instructions', st.instructionsChars - rules]];
+  if (st.rules?.file) {
+    parts.push([`project rules: ${st.rules.file}${st.rules.cut ? ' (cut)' : ''}`, rules]);
+  }
   for (const p of transcriptParts) {
     parts.push([p.name, p.chars]);
   }

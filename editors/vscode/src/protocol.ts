@@ -40,6 +40,17 @@ export interface Status {
   cache?: CacheMeter;
   /** Set while the next compaction's summary is written in the background. */
   compactingInBackground?: boolean;
+  /** The project's rules every request sends (AGENTS.md), part of instructionsChars. */
+  rules?: ProjectRules;
+}
+
+/** The project's rules file as requests send it (agent.ProjectRules). */
+export interface ProjectRules {
+  file?: string;
+  chars?: number;
+  fileChars?: number;
+  limit?: number;
+  cut?: boolean;
 }
 
 /** The input tokens the provider reported: all, read from its prompt cache, written to it; the last reply's. */
@@ -63,7 +74,7 @@ export interface CacheMeter {
 
 /** A sentence of the daemon's about a session's state; its kind says which action goes with it. */
 export interface Notice {
-  kind: 'uncertainCalls' | 'partialCheckpoint';
+  kind: 'uncertainCalls' | 'partialCheckpoint' | 'projectRules';
   text: string;
 }
 

@@ -100,7 +100,7 @@ function M.context()
       '',
       string.format('A request sends %s chars; the bars are shares of it.', util.human(total)),
       '',
-      row('instructions', st.instructionsChars or 0),
+      row('instructions', (st.instructionsChars or 0) - (type(st.rules) == 'table' and st.rules.chars or 0)),
       row('transcript', st.transcriptChars or 0),
       row('tool catalog', st.toolsChars or 0),
       '',
@@ -115,6 +115,11 @@ function M.context()
       'Next model call: ' .. ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
         and 'trims large tool outputs to fit' or 'sends as is') .. '.',
     }
+    local transcript_row = 7 -- the row under which the transcript's parts go
+    if type(st.rules) == 'table' then -- the project's rules (AGENTS.md), a part of the instructions
+      table.insert(lines, 6, row('project rules: ' .. st.rules.file .. (st.rules.cut and ' (cut)' or ''), st.rules.chars or 0))
+      transcript_row = 8
+    end
     if type(st.cache) == 'table' then
       table.insert(lines, st.cache.text:sub(1, 1):upper() .. st.cache.text:sub(2) .. '.')
     end
@@ -124,7 +129,7 @@ function M.context()
     -- The transcript by kind, under its line (the daemon counts it: the transcript itself never comes here).
     client.request('alisio/context', { session = st.session ~= '' and st.session or nil }, function(cerr, ctx)
       if not cerr and ctx then
-        local at = 7 -- under the transcript's row
+        local at = transcript_row
         for _, p in ipairs(ctx.parts or {}) do
           if p.chars > 0 then
             table.insert(lines, at, row('  ' .. p.name, p.chars))

@@ -17,8 +17,8 @@ type Meter struct {
 	Tokens       int    `json:"tokens"`
 	TokensSource string `json:"tokensSource"`
 	// LimitTokens is the limit of the rule closest to firing: the model's window, or limits.maxContextChars
-	// (and the tool catalog sent beside it) in tokens at the request's chars per token. Compaction starts at
-	// about Threshold of it.
+	// (and the tool catalog sent beside it) at about 4 chars a token (Tokens is then estimated the same way).
+	// Compaction starts at about Threshold of it.
 	LimitTokens int `json:"limitTokens"`
 	// Cache is what the provider's prompt cache did (nil until a reply reported a usage).
 	Cache *CacheMeter `json:"cache,omitempty"`
@@ -66,15 +66,14 @@ func MeterOf(st agent.Status) Meter {
 		m.Tokens, m.TokensSource = st.CalibratedTokens, "calibrated"
 	}
 	windowKnown := st.Window > 0 && !strings.HasPrefix(st.WindowSource, "maxContextChars")
-	switch {
-	case windowKnown && st.WindowFraction >= st.CharsFraction:
+	if windowKnown && st.WindowFraction >= st.CharsFraction {
 		m.LimitTokens = st.Window
-	case st.UsedChars+st.ToolsChars > 0 && m.Tokens > 0:
-		// The hard limit and the tool catalog sent beside it, at the request's chars per token: a limit that
-		// stays put while the conversation grows (the catalog's share of the request shrinks).
-		m.LimitTokens = int(int64(st.HardLimit+st.ToolsChars) * int64(m.Tokens) / int64(st.UsedChars+st.ToolsChars))
-	default:
-		m.LimitTokens = st.HardLimit / 4
+	} else {
+		// limits.maxContextChars is the rule closest to firing (or the window is unknown): the meter counts in
+		// estimated tokens (about 4 chars a token) of the hard limit and the tool catalog sent beside it, a
+		// limit that stays put whatever the provider's counts say.
+		m.Tokens, m.TokensSource = st.EstimatedTokens, "estimated"
+		m.LimitTokens = (st.HardLimit + st.ToolsChars) / 4
 	}
 	m.Cache = cacheMeterOf(st.Usage)
 	return m

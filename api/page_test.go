@@ -88,10 +88,10 @@ func TestMeterOf(t *testing.T) {
 	if m := MeterOf(st); m.Tokens != 12_000 || m.TokensSource != "calibrated" {
 		t.Errorf("calibrated: %+v", m)
 	}
-	// limits.maxContextChars closer to firing: its 800k chars and the 8k-char catalog at this request's 48k
-	// chars for 12k tokens.
+	// limits.maxContextChars closer to firing: its 800k chars and the 8k-char catalog at about 4 chars a
+	// token, and the request estimated the same way, whatever the provider reported.
 	st.CharsFraction, st.ToolsChars = 0.5, 8_000
-	if m := MeterOf(st); m.LimitTokens != 202_000 {
+	if m := MeterOf(st); m.LimitTokens != 202_000 || m.Tokens != 10_000 || m.TokensSource != "estimated" {
 		t.Errorf("chars rule: %+v", m)
 	}
 	// No window known, nothing measured: about 4 chars a token.

@@ -201,6 +201,14 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 			rw.Insert[0].Text = text
 			after = rw.Apply(in.View)
 			afterChars = in.InstructionsChars + transcript.TotalChars(after)
+			if afterChars >= before {
+				// The plugins' context made it grow: the compaction is dropped as one that would not shrink.
+				err := fmt.Errorf("%w: the checkpoint with the plugins' context (%d chars) is not smaller than the %d messages it would replace",
+					ErrNoGain, utf8.RuneCountInString(text), span.End)
+				emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, BeforeChars: before, AfterChars: afterChars, Message: err.Error(),
+					DurationMs: time.Since(start).Milliseconds(), Plugins: reports})
+				return Result{}, err
+			}
 		}
 	}
 	ev := Event{Type: EventCompleted, Reason: opts.Reason, Rule: opts.Rule,

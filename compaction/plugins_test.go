@@ -10,6 +10,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
 
 	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
 // hook is a plugin written in Go for the tests: its hooks return what it is given and record what they saw.
@@ -126,5 +127,20 @@ func TestCompact_PluginFailuresNeverStopACompaction(t *testing.T) {
 				t.Fatalf("failed hooks %v (want %s), events %s", failed, tc.failed, rec.types())
 			}
 		})
+	}
+}
+
+// TestCompact_PluginContextThatGrowsItIsNoGain: a compaction whose plugins' context would leave the request
+// larger than before is dropped as one that would not shrink it (the view is left as it was).
+func TestCompact_PluginContextThatGrowsItIsNoGain(t *testing.T) {
+	view := synthetic.Generate(synthetic.Default(60))
+	span := transcript.TotalChars(view)
+	flood := &hook{name: "flood", after: compaction.AfterResult{InjectContext: strings.Repeat("remember this. ", span/10)}}
+	s := &scripted{replies: []compaction.SummaryReply{{Text: fullJSON}}}
+	rec := &recorder{}
+	_, err := compaction.Compact(context.Background(), compaction.Input{View: view}, compaction.Options{KeepTurns: 1, MaxOutputTokens: 4000,
+		Plugins: []compaction.Plugin{flood}, Reason: compaction.ReasonManual}, s, rec.emit)
+	if !errors.Is(err, compaction.ErrNoGain) || rec.events[len(rec.events)-1].Type != compaction.EventSkipped {
+		t.Fatalf("%v; events %+v", err, rec.events)
 	}
 }

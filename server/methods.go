@@ -132,7 +132,7 @@ func (s *Server) prompt(ctx context.Context, ag *agent.Agent, p *api.PromptParam
 
 func (s *Server) compact(ctx context.Context, ag *agent.Agent, p *api.CompactParams) (*api.CompactResult, error) {
 	id := p.Session
-	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio: compacting")
+	prog := s.beginProgress(ctx, p.WorkDoneToken, id, "Alisio")
 	emit := func(e compaction.Event) {
 		s.onAgentEvent(agent.Event{Session: id, Kind: agent.EventCompaction, Compaction: e})
 	}

@@ -95,11 +95,12 @@ export class Ctx {
       if (token?.isCancellationRequested) {
         return undefined;
       }
-      this.output.error(`${method}: ${err.message || e}`);
       onError?.(err.message || String(e));
       if (errorKind(e) === 'nothingToCompact') {
+        this.output.info(`${method}: ${err.message || e}`);
         return undefined; // its compaction_skipped event said why, once
       }
+      this.output.error(`${method}: ${err.message || e}`);
       // Not awaited: the caller goes on (a failed turn ends at once) while the message waits for the user.
       void vscode.window.showErrorMessage(`Alisio: ${err.message || e}`, ...(errorActions[errorKind(e)] ?? [])).then((choice) => {
         if (choice && actionCommands[choice]) {

@@ -12,7 +12,7 @@ export function onEvent(ctx: Ctx, ev: AlisioEvent) {
       ctx.compacting = true;
       render(ctx, undefined);
       if (!ctx.endProgress) {
-        void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Alisio: compacting (${ev.reason})…` },
+        void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Alisio: ${ev.summary ?? 'compacting…'}` },
           () => new Promise<void>((resolve) => { ctx.endProgress = resolve; }));
       }
       break;

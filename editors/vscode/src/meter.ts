@@ -55,10 +55,10 @@ export function bar(st: Status, cells = 8): string {
 
 /** tokens is a token count for the meter: finer below 10k, where a compaction's change would not show. */
 function tokens(n: number): string {
-  return n >= 1000 && n < 10_000 ? (n / 1000).toFixed(1) + 'k' : human(n);
+  return n >= 1000 && n < 10_000 ? (n / 1000).toFixed(1).replace(/\.0$/, '') + 'k' : human(n);
 }
 
-/** tokensText is "12k/128k" or "2.7k/6.0k": the request's tokens of the limit. */
+/** tokensText is "12k/128k" or "2.7k/6k": the request's tokens of the limit. */
 export function tokensText(st: Status): string {
   return `${tokens(st.tokens)}/${tokens(st.limitTokens)}`;
 }
@@ -191,8 +191,12 @@ export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sou
   }
   const window = windowKnown(st) ? ` of a ${human(st.window)}-token window (${st.windowSource})`
     : '; the model\'s window is unknown, so limits.maxContextChars stands in for it';
-  lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ~${human(st.estimatedTokens)} tokens${window}.`,
-    `Closest to firing: ${closestRule(st)}.`, '', 'To shrink the tool catalog, turn off unneeded MCP servers or plugins with Alisio: Show Tools.');
+  lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ${tokensText(st)} tokens (${st.tokensSource})${window}.`,
+    `Closest to firing: ${closestRule(st)}.`);
+  if (st.cache) {
+    lines.push('', st.cache.text.charAt(0).toUpperCase() + st.cache.text.slice(1) + '.');
+  }
+  lines.push('', 'To shrink the tool catalog, turn off unneeded MCP servers or plugins with Alisio: Show Tools.');
   return lines.join('\n');
 }
 

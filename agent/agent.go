@@ -219,8 +219,10 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		st.mu.Unlock()
 		// A compaction about to run takes the background summary (waiting for one still being written).
 		var ahead *compaction.Ahead
-		if d := compaction.Decide(a.Sizes(view.Session, sum.meter.Chars()), a.budget()); d.Compact || d.OverHardLimit {
-			ahead = st.takeAhead(ctx)
+		if st.hasAhead() {
+			if d := compaction.Decide(a.Sizes(view.Session, sum.meter.Chars()), a.budget()); d.Compact || d.OverHardLimit {
+				ahead = st.takeAhead(ctx)
+			}
 		}
 		p, err := a.prepare(ctx, view, &sum, &st.guard, emit, ahead)
 		if p.Changed {

@@ -40,6 +40,14 @@ func (st *sessionState) running() bool {
 // starts because the next turn is expected to reach the trigger.
 const minPredictedShare = 0.5
 
+// hasAhead says whether a background summary of the session runs or waits (the turn loop decides whether to
+// take it only then: the common case costs nothing more).
+func (st *sessionState) hasAhead() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ahead != nil
+}
+
 // maybeStartAhead starts, at the end of a turn, a background summary of v when none runs or waits and the
 // request, short of the trigger, passed compaction.backgroundAt — or is expected to reach the trigger in the
 // next turn, growing as much as this one did (from half the window up). sum is v's summary.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -186,6 +187,8 @@ func (m *ContextManager) options(sess storage.Session, reason compaction.Reason,
 	o := compaction.Options{KeepTurns: cfg.Compaction.KeepTurns, MaxOutputTokens: cfg.Compaction.MaxOutputTokens,
 		Reason: reason, Focus: focus, Session: sess.ID, Workspace: sess.Workspace, Plugins: plugins.FromSettings(cfg, m.Store),
 		SentSystem: m.SystemPrompt(sess)}
+	limit, _ := m.budget().HardLimit(m.ToolsChars())
+	o.UserWordsChars = int(float64(limit) * cfg.Compaction.UserWords)
 	if m.Files != nil {
 		for _, e := range m.Files.Ranked(30) {
 			o.RelevantFiles = append(o.RelevantFiles, compaction.RelevantFile{Path: e.Path, Reason: e.Use.String()})
@@ -227,10 +230,10 @@ type ContextPart struct {
 	Chars int    `json:"chars"`
 }
 
-// ContextParts splits the chars of msgs by kind: the checkpoint, user text, assistant text and calls,
-// reasoning, then the tool output of each tool, largest first. They add up to transcript.TotalChars(msgs).
+// ContextParts splits the chars of msgs by kind: the checkpoint (and, when it quotes them, the user's words
+// it carries), user text, assistant text and calls, reasoning, then the tool output of each tool, largest first. They add up to transcript.TotalChars(msgs).
 func ContextParts(msgs []transcript.Message) []ContextPart {
-	var checkpoint, user, assistant, reasoning int
+	var checkpoint, words, user, assistant, reasoning int
 	tools := map[string]int{}
 	for i := range msgs {
 		m := &msgs[i]
@@ -239,7 +242,9 @@ func ContextParts(msgs []transcript.Message) []ContextPart {
 		rest := m.Chars() - r
 		switch {
 		case m.Summary:
-			checkpoint += rest
+			w := min(compaction.UserWordsChars(m.Structured), rest)
+			words += w
+			checkpoint += rest - w
 		case m.Role == transcript.RoleUser:
 			user += rest
 		case m.Role == transcript.RoleTool:
@@ -253,6 +258,9 @@ func ContextParts(msgs []transcript.Message) []ContextPart {
 		}
 	}
 	parts := []ContextPart{{"checkpoint", checkpoint}, {"user text", user}, {"assistant text and calls", assistant}, {"reasoning", reasoning}}
+	if words > 0 {
+		parts = slices.Insert(parts, 1, ContextPart{"the user's words, quoted", words})
+	}
 	byTool := make([]ContextPart, 0, len(tools))
 	for name, n := range tools {
 		byTool = append(byTool, ContextPart{name, n})

@@ -75,6 +75,7 @@ func TestTypeScriptMirror(t *testing.T) {
 		"UsageTotals":      reflect.TypeFor[storage.UsageTotals](),
 		"CacheMeter":       reflect.TypeFor[api.CacheMeter](),
 		"ProjectRules":     reflect.TypeFor[agent.ProjectRules](),
+		"Coverage":         reflect.TypeFor[compaction.Coverage](),
 	}
 	src, err := os.ReadFile(filepath.Join("..", "editors", "vscode", "src", "protocol.ts"))
 	if err != nil {

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/alisio-lsp/alisio-lsp/compaction"
@@ -23,6 +24,9 @@ func Summary(e compaction.Event) string {
 			Human(e.CheckpointChars), Human(e.AfterChars), Human(e.BeforeChars))
 		if e.Ahead {
 			text += "; summarized in the background"
+		}
+		if f := fidelityWords(e.Fidelity); f != "" {
+			text += "; " + f
 		}
 		for _, p := range e.Plugins {
 			text += fmt.Sprintf("; %s: %s", p.Plugin, p.Summary)
@@ -47,6 +51,49 @@ func Summary(e compaction.Event) string {
 		return "the background summary was thrown away: " + e.Message
 	}
 	return ""
+}
+
+// fidelityKinds name the ledger's kinds as a user reads them, in the order they are listed.
+var fidelityKinds = []struct{ kind, words string }{
+	{compaction.KindFiles, "files"}, {compaction.KindConstraints, "your constraints"},
+	{compaction.KindCommands, "commands"}, {compaction.KindErrors, "error lines"},
+}
+
+// fidelityWords says how much of what the session did the summary kept, kind by kind, and what was added to
+// it: "the summary kept files 3/5, your constraints 2/2, commands 1/4 (added: 2 files)".
+func fidelityWords(f compaction.Fidelity) string {
+	if len(f) == 0 {
+		return ""
+	}
+	var kept, added []string
+	say := func(kind, words string) {
+		if c, ok := f[kind]; ok {
+			kept = append(kept, fmt.Sprintf("%s %d/%d", words, c.Covered, c.Anchors))
+			if c.Added > 0 {
+				added = append(added, fmt.Sprintf("%d %s", c.Added, words))
+			}
+		}
+	}
+	known := map[string]bool{}
+	for _, k := range fidelityKinds {
+		known[k.kind] = true
+		say(k.kind, k.words)
+	}
+	var extra []string
+	for kind := range f {
+		if !known[kind] {
+			extra = append(extra, kind)
+		}
+	}
+	sort.Strings(extra)
+	for _, kind := range extra {
+		say(kind, kind)
+	}
+	text := "the summary kept " + strings.Join(kept, ", ")
+	if len(added) > 0 {
+		text += " (added from the session: " + strings.Join(added, ", ") + ")"
+	}
+	return text
 }
 
 // why says in words what started a compaction.

@@ -24,6 +24,13 @@ type Checkpoint struct {
 	// Partial says the output budget cut the summary (P2); Missing lists the fields it lacks.
 	Partial bool     `json:"partial,omitempty"`
 	Missing []string `json:"missing,omitempty"`
+	// UserWords are the user's messages of the replaced spans, word for word, newest first (set by code,
+	// never by the model; see carryUserWords).
+	UserWords []string `json:"userWords,omitempty"`
+	// UserWordsOmitted counts the user's messages left unquoted for lack of room.
+	UserWordsOmitted int `json:"userWordsOmitted,omitempty"`
+	// Fidelity is how much of the span's ledger the summarizer's checkpoint covered before Merge completed it.
+	Fidelity Fidelity `json:"fidelity,omitempty"`
 }
 
 // RelevantFile is a file the checkpoint points the model to.
@@ -231,11 +238,6 @@ func (cp *Checkpoint) Render() string {
 	if cp.Partial {
 		b.WriteString("(This checkpoint is partial: the summary was cut short; verify anything it does not cover.)\n")
 	}
-	if cp.Text != "" {
-		b.WriteString("\n")
-		b.WriteString(cp.Text)
-		return b.String()
-	}
 	section := func(title, text string) {
 		if strings.TrimSpace(text) != "" {
 			fmt.Fprintf(&b, "\n## %s\n%s\n", title, text)
@@ -246,18 +248,34 @@ func (cp *Checkpoint) Render() string {
 			section(title, "- "+strings.Join(items, "\n- "))
 		}
 	}
+	if cp.Text != "" {
+		// A text-only checkpoint: the summarizer's text, then what code added to it.
+		b.WriteString("\n")
+		b.WriteString(cp.Text)
+		b.WriteString("\n")
+		list("User instructions and constraints", cp.Instructions)
+		list("Relevant files", cp.files())
+		section(userWordsTitle, quoteAll(cp.UserWords, cp.UserWordsOmitted))
+		return strings.TrimRight(b.String(), "\n")
+	}
 	section("Goal", cp.Goal)
 	list("User instructions and constraints", cp.Instructions)
 	list("Discoveries", cp.Discoveries)
 	list("Accomplished", cp.Accomplished)
 	section("Current state", cp.CurrentState)
 	list("Next steps", cp.NextSteps)
+	list("Relevant files", cp.files())
+	section(userWordsTitle, quoteAll(cp.UserWords, cp.UserWordsOmitted))
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// files are the relevant files as the model reads them, one line each.
+func (cp *Checkpoint) files() []string {
 	var files []string
 	for _, f := range cp.RelevantFiles {
 		files = append(files, strings.TrimSpace(f.Path+" — "+f.Reason))
 	}
-	list("Relevant files", files)
-	return strings.TrimRight(b.String(), "\n")
+	return files
 }
 
 // structured returns the checkpoint's JSON for the editor (stored on the checkpoint message).

@@ -109,20 +109,40 @@ type Options struct {
 	// Ahead, for an automatic compaction, is a summary written in the background (SummarizeAhead): used when
 	// the view still begins with its span.
 	Ahead *Ahead
+	// UserWordsChars is how many chars of the user's own messages a checkpoint quotes (compaction.userWords
+	// of the hard limit; 0: none).
+	UserWordsChars int
 }
 
 // maxRelevantFiles bounds the checkpoint's relevantFiles.
 const maxRelevantFiles = 30
 
-// mergeRelevantFiles adds the tracked files the summarizer did not name and drops deleted ones (D4).
+// complete finishes the summarizer's checkpoint of span before it is stored: it measures it against the span's
+// ledger (cp.Fidelity) and merges in what it lacks, the files of the span's tool calls and the user's
+// constraint sentences; adds the tracked files the summarizer did not name and drops deleted ones (D4); and
+// carries the user's words, within opts.UserWordsChars and at most half of what the checkpoint saves, so that
+// quoting them never stops a compaction from shrinking the conversation.
+func complete(cp *Checkpoint, span []transcript.Message, opts Options, ext extension) {
+	ledger := Extract(span)
+	ledger.Extra = ext.anchors
+	cp.Fidelity = ledger.Measure(cp)
+	ledger.Merge(cp, cp.Fidelity)
+	mergeRelevantFiles(cp, opts)
+	saved := transcript.TotalChars(span) - utf8.RuneCountInString(cp.Render())
+	carryUserWords(cp, span, min(opts.UserWordsChars, max(saved/2, 0)))
+}
+
+// mergeRelevantFiles adds the tracked files the summarizer did not name, while the list has fewer than
+// maxRelevantFiles, and drops deleted ones (D4).
 func mergeRelevantFiles(cp *Checkpoint, opts Options) {
-	if cp.Text != "" || len(opts.RelevantFiles) == 0 && len(opts.DeletedFiles) == 0 {
+	if len(opts.RelevantFiles) == 0 && len(opts.DeletedFiles) == 0 {
 		return
 	}
 	var out []RelevantFile
 	seen := map[string]bool{}
-	for _, f := range append(append([]RelevantFile(nil), cp.RelevantFiles...), opts.RelevantFiles...) {
-		if seen[f.Path] || contains(opts.DeletedFiles, f.Path) || len(out) == maxRelevantFiles {
+	for i, f := range append(append([]RelevantFile(nil), cp.RelevantFiles...), opts.RelevantFiles...) {
+		tracked := i >= len(cp.RelevantFiles)
+		if seen[f.Path] || contains(opts.DeletedFiles, f.Path) || tracked && (len(out) >= maxRelevantFiles || hasFile(out, f.Path)) {
 			continue
 		}
 		seen[f.Path] = true
@@ -177,7 +197,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	if err != nil {
 		return fail(err)
 	}
-	mergeRelevantFiles(&cp, opts)
+	complete(&cp, in.View[:span.End], opts, ext)
 	text := cp.Render()
 	ckpt := transcript.Message{Role: transcript.RoleUser, Summary: true, Partial: cp.Partial, Text: text,
 		Structured: cp.structured()}
@@ -217,6 +237,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		SpanMessages: span.End, SpanChars: transcript.TotalChars(in.View[:span.End]),
 		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
 		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "", Plugins: stats.reports,
+		Fidelity: cp.Fidelity,
 		DurationMs: time.Since(start).Milliseconds(), Ahead: ahead}
 	var notes []string
 	if stats.loweredOutput > 0 {
@@ -261,6 +282,7 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 	var prev *Checkpoint
 	if len(span) > 0 && span[0].Summary {
 		if cp, err := ParseStructured(span[0].Structured); err == nil {
+			cp.UserWords, cp.UserWordsOmitted, cp.Fidelity = nil, 0, nil // carried by code (complete), not by the model
 			prev, span = &cp, span[1:]
 		}
 	}

@@ -140,7 +140,8 @@ func TestCompact_StructuredReplyAndPromptContents(t *testing.T) {
 		t.Fatal("schema")
 	}
 	// The previous checkpoint's instructions are carried over even though the summarizer dropped them.
-	if strings.Join(res.Checkpoint.Instructions, "|") != "keep it short|never push" || res.Checkpoint.Partial || !strings.Contains(res.View[0].Text, "## Goal\ng") {
+	// The span's own constraint sentences follow, added from the ledger where the summarizer left them out.
+	if !strings.HasPrefix(strings.Join(res.Checkpoint.Instructions, "|"), "keep it short|never push") || res.Checkpoint.Partial || !strings.Contains(res.View[0].Text, "## Goal\ng") {
 		t.Fatalf("checkpoint %+v", res.Checkpoint)
 	}
 }
@@ -308,7 +309,9 @@ func TestCompact_RelevantFilesMergedFromTheTracker(t *testing.T) {
 	for _, f := range res.Checkpoint.RelevantFiles {
 		got = append(got, f.Path+":"+f.Reason)
 	}
-	if strings.Join(got, ",") != "a.go:r,b.go:edited by the agent" {
+	// The summarizer's own first, then the files the span's tool calls used (the ledger), then the tracker's.
+	joined := strings.Join(got, ",")
+	if !strings.HasPrefix(joined, "a.go:r,") || !strings.HasSuffix(joined, ",b.go:edited by the agent") || strings.Contains(joined, "gone.go") || len(got) < 3 {
 		t.Fatalf("relevant files %v", got)
 	}
 }

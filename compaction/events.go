@@ -49,6 +49,8 @@ type Event struct {
 	MissingFields   []string `json:"missingFields,omitempty"`
 	RecoveredFields []string `json:"recoveredFields,omitempty"`
 	TextOnly        bool     `json:"textOnly,omitempty"`
+	// Fidelity is how much of the replaced span's ledger the summarizer's checkpoint covered, and what was added.
+	Fidelity Fidelity `json:"fidelity,omitempty"`
 	// Messages is how many messages a reduction cut (R6).
 	Messages       int      `json:"messages,omitempty"`
 	UncertainCalls []string `json:"uncertainCalls,omitempty"`

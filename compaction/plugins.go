@@ -38,6 +38,10 @@ type HookInput struct {
 type BeforeResult struct {
 	Instructions string                     `json:"instructions,omitempty"`
 	OutputFields map[string]json.RawMessage `json:"outputFields,omitempty"`
+	// Anchors add kinds to the fidelity ledger (kind → the strings the checkpoint must keep, such as ticket
+	// numbers): their coverage is measured like the built-in kinds', and those the checkpoint lacks join its
+	// discoveries.
+	Anchors map[string][]string `json:"anchors,omitempty"`
 }
 
 // AfterResult is what a plugin gives back: InjectContext is placed after the checkpoint, Report is shown to
@@ -59,6 +63,8 @@ type extension struct {
 	// fields maps each output field to its plugin, its schema (raw, for the request) and its validator.
 	fields  map[string]extField
 	plugins []Plugin // the plugins whose BeforeCompact succeeded, in order
+	// anchors are the plugins' ledger kinds (Ledger.Extra).
+	anchors map[string][]string
 }
 
 type extField struct {
@@ -82,6 +88,12 @@ func beforeHooks(ctx context.Context, opts Options, emit Emitter) extension {
 				}
 				if s := strings.TrimSpace(res.Instructions); s != "" {
 					ext.instructions = append(ext.instructions, fmt.Sprintf("From the %s plugin: %s", p.Name(), s))
+				}
+				for kind, list := range res.Anchors {
+					if ext.anchors == nil {
+						ext.anchors = map[string][]string{}
+					}
+					ext.anchors[kind] = append(ext.anchors[kind], list...)
 				}
 				ext.plugins = append(ext.plugins, p)
 				continue

@@ -77,6 +77,9 @@ type Compaction struct {
 	// compaction's summary starts in the background, so that the compaction at Threshold need not wait for it.
 	// 0 turns it off; default 0.6.
 	BackgroundAt float64 `json:"backgroundAt"`
+	// UserWords is the share of the hard limit a checkpoint may spend quoting the user's own messages word for
+	// word, newest first. 0 turns it off; 0–0.5, default 0.1.
+	UserWords float64 `json:"userWords"`
 }
 
 // Limits are the hard budgets of a session.
@@ -160,7 +163,7 @@ type ProfileValues struct {
 // Default returns the configuration used when nothing is set.
 func Default() Config {
 	return Config{
-		Compaction:   Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000, BackgroundAt: 0.8},
+		Compaction:   Compaction{Auto: true, Threshold: 0.85, KeepTurns: 2, MaxOutputTokens: 16000, BackgroundAt: 0.8, UserWords: 0.1},
 		ProjectRules: ProjectRules{Files: []string{"AGENTS.md", "CLAUDE.md"}, MaxChars: 32_000},
 		Limits:       Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096, MaxStepsPerTurn: 100},
 		PluginHooks:  PluginHooks{TimeoutMs: 5000},
@@ -461,6 +464,7 @@ func (c *Config) Validate() error {
 		check(f != "" && !filepath.IsAbs(f) && !slices.Contains(strings.Split(filepath.ToSlash(f), "/"), ".."), fmt.Sprintf("projectRules.files[%d]", i), quote(f),
 			"a path inside the workspace, relative to its root, such as AGENTS.md or docs/AGENTS.md")
 	}
+	check(c.Compaction.UserWords >= 0 && c.Compaction.UserWords <= 0.5, "compaction.userWords", c.Compaction.UserWords, "0 (off) to 0.5")
 	check(c.Compaction.BackgroundAt == 0 || c.Compaction.BackgroundAt >= 0.1 && c.Compaction.BackgroundAt <= 0.99, "compaction.backgroundAt",
 		c.Compaction.BackgroundAt, "0 (off) or 0.1–0.99, below compaction.threshold to take effect")
 	check(c.Compaction.MaxOutputTokens >= 256 && c.Compaction.MaxOutputTokens <= 1_000_000, "compaction.maxOutputTokens", c.Compaction.MaxOutputTokens, "256–1000000")

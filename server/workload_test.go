@@ -261,7 +261,7 @@ func TestReadingWorkload(t *testing.T) {
 		window       int
 		maxSummaries int
 		minPrefix    float64
-	}{{32_768, 15, 0.80}, {131_072, 5, 0.88}} { // 88%: the 128k figure before the cap followed the window
+	}{{32_768, 15, 0.80}, {131_072, 6, 0.875}} { // 128k: 5 calls and 88.6% before checkpoints quoted the user's words (docs/performance.md)
 		t.Run(fmt.Sprint(tc.window), func(t *testing.T) {
 			f := readingWorkload{Turns: 40, Window: tc.window}.run(t)
 			t.Logf("%+v", f)

@@ -245,6 +245,10 @@ func (a *app) openStore() (*storage.Store, error) {
 // yet (starting, or stopping).
 const sharedStartWait = 15 * time.Second
 
+// ownerGrace is how long a command waits on a locked store with no shared daemon recorded as its owner before
+// it says that another process holds it.
+const ownerGrace = 2 * time.Second
+
 // withStore runs fn with an open store and closes it, keeping fn's error first.
 func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 	if a.store != nil {
@@ -253,6 +257,9 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 	st, err := a.openStore()
 	// The shared daemon holds the store: it runs the command. While one starts (or a stopping one lets go of
 	// the store), the command waits for it rather than failing on the lock.
+	// A daemon that is starting may hold the store a moment before it records itself as the owner: only an
+	// owner missing for ownerGrace means a private daemon holds it.
+	ownerSeen := time.Now()
 	for deadline := time.Now().Add(sharedStartWait); errors.Is(err, storage.ErrLocked) && a.args != nil; {
 		dir, _ := storage.DataDir(a.dataDir)
 		var stdin io.Reader
@@ -262,7 +269,10 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 		if code, ok := shared.RunRemote(dir, a.args, a.cwd, stdin, version(), a.stdout, a.stderr, a.logSink); ok {
 			return exitCode(code)
 		}
-		if !shared.OwnerRunning(dir) || time.Now().After(deadline) {
+		if shared.OwnerRunning(dir) {
+			ownerSeen = time.Now()
+		}
+		if time.Since(ownerSeen) > ownerGrace || time.Now().After(deadline) {
 			break // a private daemon holds the store: the lock error says which
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -61,6 +61,13 @@ export interface UsageTotals {
   last: { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number };
 }
 
+/** One kind of the fidelity ledger: how many anchors the replaced messages held, how many the summary kept, how many were added. */
+export interface Coverage {
+  anchors: number;
+  covered: number;
+  added?: number;
+}
+
 /** The prompt cache's figures for the last request and the session, and the sentence a user reads. */
 export interface CacheMeter {
   lastInput: number;
@@ -102,6 +109,8 @@ export interface AlisioEvent {
   partial?: boolean;
   missingFields?: string[];
   recoveredFields?: string[];
+  /** How much of what the replaced messages did the summary kept, by kind (files, constraints, commands, errors, a plugin's). */
+  fidelity?: Record<string, Coverage>;
   textOnly?: boolean;
   messages?: number;
   uncertainCalls?: string[];

@@ -237,7 +237,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		SpanMessages: span.End, SpanChars: transcript.TotalChars(in.View[:span.End]),
 		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
 		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "", Plugins: stats.reports,
-		Fidelity: cp.Fidelity,
+		Fidelity:   cp.Fidelity,
 		DurationMs: time.Since(start).Milliseconds(), Ahead: ahead}
 	var notes []string
 	if stats.loweredOutput > 0 {

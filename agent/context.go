@@ -43,7 +43,7 @@ type ContextManager struct {
 	Files *relevantfiles.Tracker
 	// Workspace is the folder whose project rules (AGENTS.md) every request sends; rules keeps the file read.
 	Workspace string
-	rules     rulesFile
+	rules     rulesFiles
 }
 
 // NewContextManager returns a context manager over store that counts what a daemon for workspace dir sends

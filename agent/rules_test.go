@@ -47,7 +47,7 @@ func TestAgent_ProjectRules(t *testing.T) {
 		return systemOf(reqs[len(reqs)-1])
 	}
 	write("CLAUDE.md", "Use tabs.")
-	if sys := ask(); !strings.Contains(sys, "from CLAUDE.md at the workspace root") || !strings.Contains(sys, "Use tabs.") {
+	if sys := ask(); !strings.Contains(sys, "From CLAUDE.md at the workspace root") || !strings.Contains(sys, "Use tabs.") {
 		t.Fatalf("CLAUDE.md without AGENTS.md:\n%s", sys)
 	}
 	write("AGENTS.md", "Never edit files under vendor/.")
@@ -55,7 +55,7 @@ func TestAgent_ProjectRules(t *testing.T) {
 		t.Fatalf("AGENTS.md first:\n%s", sys)
 	}
 	st, err := h.agent.Status(id)
-	if err != nil || st.Rules == nil || st.Rules.File != "AGENTS.md" || st.Rules.Chars == 0 || st.Rules.Chars > st.InstructionsChars {
+	if err != nil || st.Rules == nil || st.Rules.File != "AGENTS.md" || len(st.Rules.Files) != 1 || st.Rules.Chars == 0 || st.Rules.Chars > st.InstructionsChars {
 		t.Fatalf("the meter's rules: %+v (%v)", st.Rules, err)
 	}
 	write("AGENTS.md", "Always run gofmt.\n"+strings.Repeat("a long rule. ", 200))
@@ -70,5 +70,44 @@ func TestAgent_ProjectRules(t *testing.T) {
 	h.agent.SetSettings(cfg)
 	if sys := ask(); strings.Contains(sys, "project's rules") {
 		t.Fatalf("with projectRules.files empty:\n%.300s", sys)
+	}
+}
+
+// TestAgent_FolderRules: an AGENTS.md in a folder applies from the request after the agent read or edited a
+// file below it (its parent folders' too), after the root's, for as long as the daemon runs (the files the
+// agent used are tracked apart from the transcript, so a compaction does not remove them); a folder the agent
+// did not touch sends nothing.
+func TestAgent_FolderRules(t *testing.T) {
+	cfg := config.Default()
+	h := newHarness(t, cfg, providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{{ID: "r1", Name: "read_file", Arguments: `{"path":"parser/lex/lex.go"}`}}},
+		{Text: "read it"}, {Text: "more"}}, Loop: true})
+	for name, text := range map[string]string{
+		"AGENTS.md": "Root rule.", "parser/AGENTS.md": "Parser rule.", "parser/lex/lex.go": "package lex\n",
+		"docs/AGENTS.md": "Docs rule.",
+	} {
+		full := filepath.Join(h.ws, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := h.session(t)
+	if _, err := h.agent.Prompt(context.Background(), id, "read the lexer"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.server.Requests()
+	if first := systemOf(reqs[0]); !strings.Contains(first, "Root rule.") || strings.Contains(first, "Parser rule.") {
+		t.Fatalf("before the read:\n%s", first)
+	}
+	after := systemOf(reqs[len(reqs)-1])
+	if !strings.Contains(after, "From parser/AGENTS.md, for the files in parser/") || strings.Index(after, "Root rule.") > strings.Index(after, "Parser rule.") || strings.Contains(after, "Docs rule.") {
+		t.Fatalf("after reading parser/lex/lex.go:\n%s", after)
+	}
+	st, err := h.agent.Status(id)
+	if err != nil || st.Rules == nil || strings.Join(st.Rules.Files, ",") != "AGENTS.md,parser/AGENTS.md" {
+		t.Fatalf("the meter's rules: %+v (%v)", st.Rules, err)
 	}
 }

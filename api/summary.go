@@ -54,30 +54,30 @@ func Summary(e compaction.Event) string {
 }
 
 // fidelityKinds name the ledger's kinds as a user reads them, in the order they are listed.
-var fidelityKinds = []struct{ kind, words string }{
-	{compaction.KindFiles, "files"}, {compaction.KindConstraints, "your constraints"},
-	{compaction.KindCommands, "commands"}, {compaction.KindErrors, "error lines"},
+var fidelityKinds = []struct{ kind, words, added string }{
+	{compaction.KindFiles, "files", "file(s)"}, {compaction.KindConstraints, "your constraints", "constraint(s)"},
+	{compaction.KindCommands, "commands", "command(s)"}, {compaction.KindErrors, "error lines", "error line(s)"},
 }
 
 // fidelityWords says how much of what the session did the summary kept, kind by kind, and what was added to
-// it: "the summary kept files 3/5, your constraints 2/2, commands 1/4 (added: 2 files)".
+// it: "the summary kept files 3/5, your constraints 2/2, commands 1/4 (added from the session: 2 file(s))".
 func fidelityWords(f compaction.Fidelity) string {
 	if len(f) == 0 {
 		return ""
 	}
 	var kept, added []string
-	say := func(kind, words string) {
+	say := func(kind, words, noun string) {
 		if c, ok := f[kind]; ok {
 			kept = append(kept, fmt.Sprintf("%s %d/%d", words, c.Covered, c.Anchors))
 			if c.Added > 0 {
-				added = append(added, fmt.Sprintf("%d %s", c.Added, words))
+				added = append(added, fmt.Sprintf("%d %s", c.Added, noun))
 			}
 		}
 	}
 	known := map[string]bool{}
 	for _, k := range fidelityKinds {
 		known[k.kind] = true
-		say(k.kind, k.words)
+		say(k.kind, k.words, k.added)
 	}
 	var extra []string
 	for kind := range f {
@@ -87,7 +87,7 @@ func fidelityWords(f compaction.Fidelity) string {
 	}
 	sort.Strings(extra)
 	for _, kind := range extra {
-		say(kind, kind)
+		say(kind, kind, kind)
 	}
 	text := "the summary kept " + strings.Join(kept, ", ")
 	if len(added) > 0 {

@@ -55,8 +55,9 @@ var constraintPattern = regexp.MustCompile(`(?i)\b(must|never|always|do not|don'
 // errorLinePattern finds the lines of a failed tool result worth keeping.
 var errorLinePattern = regexp.MustCompile(`(?i)\b(error|errors|fail|failed|failure|panic|exception|traceback|fatal|denied|not found|no such)\b`)
 
-// exitPattern reads a command result's exit status.
-var exitPattern = regexp.MustCompile(`(?i)exit (?:code|status)[: ]*(-?\d+)`)
+// exitPattern reads a command result's exit status
+// ("exit code 1", mini-swe-agent's "<returncode>1</returncode>").
+var exitPattern = regexp.MustCompile(`(?i)(?:exit (?:code|status)[: ]*|<returncode>)(-?\d+)`)
 
 // patchFilePattern finds the files of an apply_patch-style patch.
 var patchFilePattern = regexp.MustCompile(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)$`)

@@ -4,6 +4,8 @@
 package relevantfiles
 
 import (
+	"path"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -46,25 +48,44 @@ type Entry struct {
 type Tracker struct {
 	mu      sync.Mutex
 	entries map[string]*Entry
-	now     func() time.Time
+	// dirs are the folders of the files the agent read or edited.
+	dirs map[string]bool
+	now  func() time.Time
 }
 
 // NewTracker returns an empty tracker.
-func NewTracker() *Tracker { return &Tracker{entries: map[string]*Entry{}, now: time.Now} }
+func NewTracker() *Tracker {
+	return &Tracker{entries: map[string]*Entry{}, dirs: map[string]bool{}, now: time.Now}
+}
 
 // Note records that path (relative to the workspace root) was used.
-func (t *Tracker) Note(path string, use Use) {
+func (t *Tracker) Note(p string, use Use) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e, ok := t.entries[path]
+	e, ok := t.entries[p]
 	if !ok {
-		e = &Entry{Path: path}
-		t.entries[path] = e
+		e = &Entry{Path: p}
+		t.entries[p] = e
 	}
 	if use > e.Use {
 		e.Use = use
 	}
+	if use >= Read {
+		t.dirs[path.Dir(path.Clean(filepath.ToSlash(p)))] = true
+	}
 	e.Last, e.Deleted = t.now(), false
+}
+
+// Dirs lists the folders (slash-separated, as the files were noted) of the files the agent read or edited.
+func (t *Tracker) Dirs() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]string, 0, len(t.dirs))
+	for d := range t.dirs {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Removed records that path was deleted (or renamed away).

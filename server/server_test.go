@@ -947,3 +947,75 @@ func TestPrivateDaemonLeavesWhenItsDataDirIsRemoved(t *testing.T) {
 		t.Fatal("the daemon kept running without its data directory")
 	}
 }
+
+// TestNothingTheUserSaidIsLost is issue 30's scenario through the daemon: a session compacted again and again
+// by a model whose every checkpoint is empty still sends the user's first instruction and the files it read,
+// quotes the user's words, and every compaction_completed says over the wire what the summary had kept.
+func TestNothingTheUserSaidIsLost(t *testing.T) {
+	const empty = `{"goal":"","instructions":[],"discoveries":[],"accomplished":[],"currentState":"","nextSteps":[],"relevantFiles":[]}`
+	var replies, summaries []providertest.Reply
+	const turns = 12
+	for i := 0; i < turns; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: fmt.Sprint("call_", i), Name: "read_file",
+			Arguments: fmt.Sprintf(`{"path":"src/f%d.txt"}`, i)}}}, providertest.Reply{Text: fmt.Sprint("read ", i)})
+		summaries = append(summaries, providertest.Reply{Text: empty})
+	}
+	e := start(t, &providertest.Script{Replies: replies, Summaries: summaries}, func(c *config.Config) {
+		c.Limits.MaxContextChars = 12_000
+		c.Compaction.KeepTurns = 1
+	})
+	for i := 0; i < turns; i++ {
+		path := filepath.Join(e.ws, "src", fmt.Sprintf("f%d.txt", i))
+		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		must(t, os.WriteFile(path, []byte(strings.Repeat(strings.Repeat("w", 49)+"\n", 80)), 0o644))
+	}
+	e.init(t, nil)
+	var created struct{ Session string }
+	must(t, e.client.Call(ctx(t), "alisio/newSession", map[string]any{"title": "t"}, &created))
+	for i := 0; i < turns; i++ {
+		text := fmt.Sprintf("Turn %d: read src/f%d.txt.", i, i)
+		if i == 0 {
+			text = "Never edit files under vendor/. Read src/f0.txt."
+		}
+		must(t, e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": created.Session, "text": text}, nil))
+	}
+	if v := e.provider.Violations(); len(v) > 0 {
+		t.Fatalf("invalid requests reached the provider: %v", v)
+	}
+	completed := 0
+	for _, n := range e.client.Notifications("alisio/event") {
+		var ev struct {
+			Type     string
+			Summary  string
+			Fidelity map[string]struct{ Anchors, Covered, Added int }
+		}
+		if json.Unmarshal(n.Params, &ev) != nil || ev.Type != "compaction_completed" {
+			continue
+		}
+		completed++
+		if f := ev.Fidelity["files"]; f.Anchors == 0 || f.Covered != 0 || f.Added != f.Anchors || !strings.Contains(ev.Summary, "the summary kept files 0/") {
+			t.Fatalf("compaction_completed over the wire: %+v", ev)
+		}
+	}
+	if completed < 3 {
+		t.Fatalf("%d compactions; the scenario needs several", completed)
+	}
+	reqs := e.provider.Requests()
+	last, _ := json.Marshal(reqs[len(reqs)-1])
+	for _, want := range []string{"Never edit files under vendor/", "src/f0.txt", "src/f5.txt", "The user's own words", "Turn 5: read src/f5.txt."} {
+		if !strings.Contains(string(last), want) {
+			t.Errorf("after %d compactions the last request lacks %q", completed, want)
+		}
+	}
+	v, err := e.store.Transcript(created.Session)
+	must(t, err)
+	must(t, transcripttest.CheckStructure(v.Messages))
+}
+
+// must fails the test on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

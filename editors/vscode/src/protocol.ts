@@ -46,7 +46,9 @@ export interface Status {
 
 /** The project's rules file as requests send it (agent.ProjectRules). */
 export interface ProjectRules {
+  /** The files sent, joined ("AGENTS.md, parser/AGENTS.md"); files lists them, the root's first. */
   file?: string;
+  files?: string[];
   chars?: number;
   fileChars?: number;
   limit?: number;

@@ -559,6 +559,7 @@ func newAgent(shared *Shared, store *storage.Store, cfg config.Config, dir strin
 	a.ContextManager.Workspace = dir
 	a.ContextManager.init(store, cfg, s, ts.CatalogChars())
 	a.UseFiles(files)
+	ts.Recall = a.recall
 	return a, nil
 }
 

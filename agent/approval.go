@@ -76,6 +76,7 @@ func WithApproval(ctx context.Context, policy ApprovalPolicy, ask Approver) cont
 // runCall runs one call of a turn: asked first when the turn's policy wants it, its pre-image kept when it
 // writes a file.
 func (a *Agent) runCall(ctx context.Context, session string, call transcript.ToolCall) (string, bool) {
+	ctx = tools.WithSession(ctx, session)
 	var change *tools.Change
 	if tools.Writes(call.Name) {
 		c, err := a.Tools.Propose(call.Name, call.Arguments)

@@ -105,3 +105,43 @@ func (a *Agent) UndoTurn(id string, force bool) (UndoResult, error) {
 	}
 	return res, nil
 }
+
+// CompactionUndo is what undoing a session's last compaction (or reduction, or checkpoint edit) did.
+type CompactionUndo struct {
+	// Kind is what was undone: "compaction", "reduction" or "checkpoint edit".
+	Kind string `json:"kind"`
+	// Restored is how many messages the transcript held before it, now its start again; Kept how many
+	// appended since stay after them; More says an earlier one can be undone too.
+	Restored int  `json:"restored"`
+	Kept     int  `json:"kept"`
+	More     bool `json:"more"`
+	// WillCompact says the restored transcript is past the compaction threshold, so the next model call
+	// compacts it again; OverHardLimit that it is over the hard limit (the next call reduces or compacts it).
+	WillCompact   bool `json:"willCompact"`
+	OverHardLimit bool `json:"overHardLimit"`
+}
+
+// UndoCompaction restores session id's transcript exactly as it was before its last compaction, reduction or
+// checkpoint edit, keeping the messages appended since (storage.Store.Undo), and says whether the restored
+// transcript is over the budget. It returns storage.ErrNothingToUndo when there is none.
+func (m *ContextManager) UndoCompaction(id string) (CompactionUndo, error) {
+	res, err := m.Store.Undo(id)
+	if err != nil {
+		return CompactionUndo{}, err
+	}
+	out := CompactionUndo{Kind: res.Kind, Restored: res.Restored, Kept: res.Kept, More: res.More}
+	if st, err := m.Status(id); err == nil {
+		out.WillCompact, out.OverHardLimit = strings.HasPrefix(st.NextAction, "compact"), st.OverHardLimit
+	}
+	return out, nil
+}
+
+// UndoCompaction is ContextManager.UndoCompaction after any turn of the session in progress; it discards the
+// background summary, written for the transcript as it was.
+func (a *Agent) UndoCompaction(id string) (CompactionUndo, error) {
+	st := a.state(id)
+	defer a.shared.lockTurn(a.Store, id)()
+	defer st.forgetMeter()
+	st.discardAhead()
+	return a.ContextManager.UndoCompaction(id)
+}

@@ -64,6 +64,8 @@ type Words struct {
 	// Sessions and Memories name the lists; DataDir where another store is chosen, MaxOutput the
 	// summarizer's output budget.
 	Compact, NewSession, ShowTools, Recover, Sessions, Memories, DataDir, MaxOutput string
+	// UndoCompaction names the undo of a compaction, KeepTurns the setting of the turns a compaction keeps.
+	UndoCompaction, KeepTurns string
 	// Provider says where the provider is set.
 	Provider string
 }
@@ -73,7 +75,8 @@ func EditorWords() Words {
 	return Words{Compact: "Alisio: Compact / :AlisioCompact", NewSession: "Alisio: New Session / :AlisioSessions",
 		ShowTools: "Alisio: Show Tools / :AlisioTools", Recover: "Alisio: Recover Uncertain Tool Calls / :AlisioRecover",
 		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting",
-		MaxOutput: "the alisio.compaction.maxOutputTokens setting",
+		MaxOutput: "the alisio.compaction.maxOutputTokens setting", UndoCompaction: "Alisio: Undo Compaction / :AlisioUndoCompact",
+		KeepTurns: "the alisio.compaction.keepTurns setting / settings = { compaction = { keepTurns = … } }",
 		Provider: "run Alisio: Set Up Provider (VS Code; it writes alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model), " +
 			"or in Neovim give setup() settings = { provider = { kind = …, baseURL = …, model = … } }"}
 }
@@ -92,11 +95,13 @@ func WordsFor(editor string) Words {
 		return Words{Compact: "Alisio: Compact", NewSession: "Alisio: New Session", ShowTools: "Alisio: Show Tools",
 			Recover: "Alisio: Recover Uncertain Tool Calls", Sessions: "Alisio: Switch Session", Memories: "alisio-lsp memories list",
 			DataDir: "the alisio.dataDir setting", MaxOutput: "the alisio.compaction.maxOutputTokens setting",
+			UndoCompaction: "Alisio: Undo Compaction", KeepTurns: "the alisio.compaction.keepTurns setting",
 			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)"}
 	case EditorNeovim:
 		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
 			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",
-			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()",
+			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()", UndoCompaction: ":AlisioUndoCompact",
+			KeepTurns: "settings = { compaction = { keepTurns = … } } in setup()",
 			Provider:  "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)"}
 	}
 	return EditorWords()
@@ -107,7 +112,8 @@ func ShellWords() Words {
 	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt TEXT without --session",
 		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: "alisio-lsp sessions recover %s --acknowledge",
 		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
-		MaxOutput: "compaction.maxOutputTokens in the config",
+		MaxOutput: "compaction.maxOutputTokens in the config", UndoCompaction: "alisio-lsp compact %s --undo",
+		KeepTurns: "compaction.keepTurns in the config",
 		Provider:  "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)"}
 }
 
@@ -154,7 +160,7 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindMemoryNotFound}, msg + " (" + w.Memories + " lists them)"
 	case errors.Is(err, storage.ErrDiskFull):
 		return ErrorData{Kind: KindDiskFull}, msg
-	case errors.Is(err, agent.ErrNothingToUndo):
+	case errors.Is(err, agent.ErrNothingToUndo), errors.Is(err, storage.ErrNothingToUndo):
 		return ErrorData{Kind: KindNothingToUndo}, msg
 	case errors.Is(err, compaction.ErrNothingToSummarize), errors.Is(err, compaction.ErrNoGain):
 		return ErrorData{Kind: KindNothingToCompact}, msg

@@ -31,6 +31,8 @@ type Checkpoint struct {
 	UserWordsOmitted int `json:"userWordsOmitted,omitempty"`
 	// Fidelity is how much of the span's ledger the summarizer's checkpoint covered before Merge completed it.
 	Fidelity Fidelity `json:"fidelity,omitempty"`
+	// Replaced counts the messages the checkpoint stands for, those its predecessors replaced included.
+	Replaced int `json:"replaced,omitempty"`
 }
 
 // RelevantFile is a file the checkpoint points the model to.
@@ -235,6 +237,9 @@ func contains(list []string, s string) bool {
 func (cp *Checkpoint) Render() string {
 	var b strings.Builder
 	b.WriteString("[Checkpoint: a summary of the earlier part of this conversation, which was compacted. Treat it as your own memory of that work.]\n")
+	if cp.Replaced > 0 {
+		fmt.Fprintf(&b, "(It stands for %d earlier messages, which are kept word for word: the recall tool searches and reads them when exact wording, code, commands or error lines matter.)\n", cp.Replaced)
+	}
 	if cp.Partial {
 		b.WriteString("(This checkpoint is partial: the summary was cut short; verify anything it does not cover.)\n")
 	}

@@ -123,6 +123,13 @@ const maxRelevantFiles = 30
 // carries the user's words, within opts.UserWordsChars and at most half of what the checkpoint saves, so that
 // quoting them never stops a compaction from shrinking the conversation.
 func complete(cp *Checkpoint, span []transcript.Message, opts Options, ext extension) {
+	cp.Replaced = len(span)
+	if len(span) > 0 && span[0].Summary {
+		cp.Replaced-- // the previous checkpoint stands for its own
+		if prev, err := ParseStructured(span[0].Structured); err == nil {
+			cp.Replaced += prev.Replaced
+		}
+	}
 	ledger := Extract(span)
 	ledger.Extra = ext.anchors
 	cp.Fidelity = ledger.Measure(cp)

@@ -29,6 +29,10 @@ var pathKeys = []string{"path", "file", "file_path", "filename", "filePath", "ta
 
 const offlineItemCap = 400
 
+// completionReserve is the room the offline checkpoint leaves in its budget for what Compact adds to every
+// checkpoint (the line saying what it stands for, the ledger's additions).
+const completionReserve = 400
+
 // readsSpan says that the offline summarizer needs no rendered prompt (see spanReader).
 func (Offline) readsSpan() {}
 
@@ -142,7 +146,7 @@ func (Offline) Summarize(_ context.Context, req SummaryRequest) (SummaryReply, e
 		cp.RelevantFiles = []RelevantFile{}
 	}
 	if req.MaxOutputTokens > 0 {
-		fitCheckpoint(&cp, req.MaxOutputTokens*4)
+		fitCheckpoint(&cp, max(req.MaxOutputTokens*4-completionReserve, req.MaxOutputTokens*2))
 	}
 	var out any = cp
 	if len(req.Fields) > 0 {

@@ -288,7 +288,7 @@ func TestPrepare_BudgetCompactionGoesDeeperWhenTheKeepTurnsCutIsNotEnough(t *tes
 		compaction string // the reasons of the completed compactions
 	}{
 		{"its checkpoint leaves it over", 10, "auto,budget,budget"},
-		{"it gains nothing", 5, "auto,budget"},
+		{"it gains nothing", 4, "auto,budget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := longTurn("C", 36, 2000)

@@ -139,6 +139,16 @@ func (s *Server) undoTurn(_ context.Context, ag *agent.Agent, p *api.UndoTurnPar
 	return &api.UndoTurnResult{Session: p.Session, UndoResult: res}, nil
 }
 
+// undoCompaction restores the session's transcript as it was before its last compaction.
+func (s *Server) undoCompaction(_ context.Context, ag *agent.Agent, p *api.UndoCompactionParams) (*api.UndoCompactionResult, error) {
+	res, err := ag.UndoCompaction(p.Session)
+	s.changed(p.Session)
+	if err != nil {
+		return nil, err
+	}
+	return &api.UndoCompactionResult{Session: p.Session, CompactionUndo: res, Message: api.UndoSentence(res, p.Session, s.words())}, nil
+}
+
 // checkProvider asks the configured provider for its model list (Alisio: Set Up Provider checks with it).
 func (s *Server) checkProvider(ctx context.Context, ag *agent.Agent, _ *api.CheckProviderParams) (*api.CheckProviderResult, error) {
 	res, err := ag.CheckProvider(ctx)

@@ -63,6 +63,7 @@ var methods = map[string]handlerFunc{
 	"alisio/status":         handle(asGiven, (*Server).statusRequest),
 	"alisio/memories":       handle(asGiven, (*Server).memories),
 	"alisio/undoTurn":       handle(orMostRecent, (*Server).undoTurn),
+	"alisio/undoCompaction": handle(orMostRecent, (*Server).undoCompaction),
 	"alisio/approvalAnswer": handle(asGiven, (*Server).approvalAnswer),
 	"alisio/checkProvider":  handle(asGiven, (*Server).checkProvider),
 }

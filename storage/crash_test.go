@@ -67,6 +67,13 @@ func crashChild(dir, id, round string) int {
 		return 2
 	}
 	fmt.Println("applied")
+	if os.Getenv("ALISIO_CRASH_UNDO") != "" {
+		if _, err := s.Undo(id); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Println("undone")
+	}
 	_ = s.Close()
 	return 0
 }
@@ -92,8 +99,8 @@ func closeChild(dir, id string) int {
 }
 
 // TestStore_CrashDuringLargeRewrite kills a child process with SIGKILL at random moments while it applies a
-// rewrite of 50k messages, and checks after each kill that the session is entirely before or after it and that
-// no acknowledged message is missing (G4).
+// rewrite of 50k messages (every third round also undoing it), and checks after each kill that the session is
+// entirely before or after it — an undo brings it back whole — and that no acknowledged message is missing (G4).
 func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns and kills processes for a while")
@@ -133,6 +140,10 @@ func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "ALISIO_CRASH_CHILD="+dir, "ALISIO_CRASH_SESSION="+sess.ID, fmt.Sprintf("ALISIO_CRASH_ROUND=%d", round))
+		undoes := round%3 == 0 // every third round undoes its rewrite: killed during the undo, or not
+		if undoes {
+			cmd.Env = append(cmd.Env, "ALISIO_CRASH_UNDO=1")
+		}
 		out, _ := cmd.StdoutPipe()
 		cmd.Stderr = os.Stderr
 		start := time.Now()
@@ -172,8 +183,9 @@ func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 			completed++
 			full = time.Since(start)
 		}
-		ackedNow := false
+		ackedNow, undone := false, false
 		for _, l := range got {
+			undone = undone || l == "undone"
 			if id, ok := strings.CutPrefix(l, "acked "); ok {
 				acked = append(acked, id)
 				ackedNow = true
@@ -207,6 +219,9 @@ func TestStore_CrashDuringLargeRewrite(t *testing.T) {
 		state, ok := states[fmt.Sprint(ids(after.Messages))]
 		if !ok {
 			t.Fatalf("round %d (killed=%v after %v): the session is a mix: %d messages", round, killed, delay, len(after.Messages))
+		}
+		if undone && state != "after the append, before the rewrite" {
+			t.Fatalf("round %d: the rewrite was undone, yet the session is %s", round, state)
 		}
 		if ackedNow && state == "before the append" {
 			t.Fatalf("round %d: acknowledged message ack-%d is missing", round, round)

@@ -67,8 +67,13 @@ func (s *Store) ReadPage(id string, includeCompacted bool, offset, limit int) (P
 			return err
 		}
 		if includeCompacted {
+			undone, err := undoneSeqs(txn, id, sess.Head)
+			if err != nil {
+				return err
+			}
 			for i := range p.Messages {
 				p.Messages[i].Compacted = !live[seqs[i]]
+				p.Messages[i].Undone = undone[seqs[i]] && !live[seqs[i]]
 			}
 		}
 		return nil

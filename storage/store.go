@@ -785,10 +785,8 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 		return Session{}, err
 	}
 	old, next := sess.Head.Epoch, sess.Head.Epoch+1
-	// Leftovers of an earlier crash: the previous epoch's view if its cleanup was cut, and a half-staged next one.
-	if old > 0 {
-		s.dropPrefix(viewPrefix(id, old-1))
-	}
+	// The current view stays, for Undo, with the undoDepth before it; a half-staged next one is the leftover
+	// of a write a crash cut.
 	s.dropPrefix(viewPrefix(id, next))
 
 	now := time.Now().UTC()
@@ -816,11 +814,22 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 			}
 		}
 	}
+	rec := epochRecord{Undoable: true, Kind: rewriteKind(rw), Parent: old, ParentLen: sess.Head.ViewLen, Created: head.ViewLen}
+	for seq := sess.Head.NextSeq; seq < head.NextSeq; seq++ {
+		rec.Inserted = append(rec.Inserted, seq)
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return Session{}, err
+	}
+	if err := w.set(epochKey(id, next), raw); err != nil {
+		return Session{}, err
+	}
 	sess.Head, sess.UpdatedAt = head, now
 	if sess, err = w.commit(sess, false); err != nil {
 		return Session{}, err
 	}
-	s.dropPrefix(viewPrefix(id, old))
+	s.dropOldViews(id, old)
 	return sess, nil
 }
 
@@ -853,6 +862,7 @@ func (s *Store) DeleteSession(id string) error {
 	}
 	s.dropPrefix(historyPrefix(id))
 	s.dropPrefix(viewSessionPrefix(id))
+	s.dropPrefix(epochPrefix(id))
 	s.dropPrefix(changesPrefix(id))
 	return nil
 }

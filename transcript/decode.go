@@ -45,6 +45,7 @@ const (
 	fStructured
 	fPartial
 	fCompacted
+	fUndone
 	fTruncated
 	fOriginalID
 	fCreatedAt
@@ -85,6 +86,8 @@ func (d *decoder) message(m *Message) bool {
 			bit, ok = fPartial, d.boolean(&m.Partial)
 		case "compacted":
 			bit, ok = fCompacted, d.boolean(&m.Compacted)
+		case "undone":
+			bit, ok = fUndone, d.boolean(&m.Undone)
 		case "truncated":
 			bit, ok = fTruncated, d.boolean(&m.Truncated)
 		case "originalId":

@@ -92,6 +92,9 @@ type Message struct {
 	// Compacted marks a message replaced by a checkpoint or a reduced copy; it is never sent again. The store
 	// derives it when it reads the full history.
 	Compacted bool `json:"compacted,omitempty"`
+	// Undone marks a checkpoint or reduced copy whose compaction was undone (alisio/undoCompaction); the store
+	// derives it when it reads the full history, as it does Compacted.
+	Undone bool `json:"undone,omitempty"`
 	// Truncated marks a copy cut by the context budget (R3); OriginalID names the message it was cut from.
 	Truncated  bool      `json:"truncated,omitempty"`
 	OriginalID string    `json:"originalId,omitempty"`

@@ -207,8 +207,12 @@ func TestTools_RunCommand(t *testing.T) {
 	if out, _ := s.Run(ctx, "run_command", `{"command":"head -c 100000 /dev/zero | tr '\\0' x"}`); len(out) > 31_000 || !strings.Contains(out, "omitted") {
 		t.Fatalf("output cap: %d chars", len(out))
 	}
-	if s.CatalogChars() < 500 || len(s.Specs()) != 6 {
+	if s.CatalogChars() < 500 || len(s.Specs()) != 7 {
 		t.Fatal("catalog")
+	}
+	// recall needs the session a turn runs it for: outside one it says so.
+	if out, isErr := s.Run(ctx, "recall", `{"query":"x"}`); !isErr || !strings.Contains(out, "belongs to none") {
+		t.Fatalf("recall outside a turn: %q", out)
 	}
 }
 

@@ -66,6 +66,8 @@ type Set struct {
 	order   []string
 	// OnFile, when set, is told about every file a tool read or edited.
 	OnFile func(FileUse)
+	// Recall answers the recall tool (the agent reads the session's compacted messages from its store).
+	Recall Recaller
 	// RequireSandbox refuses to run commands where the sandbox is unavailable instead of running them
 	// unconfined.
 	RequireSandbox bool
@@ -163,6 +165,7 @@ func New(dir string, limits Limits) (*Set, error) {
 			`{"type":"object","properties":{"path":{"type":"string"},"oldText":{"type":"string","minLength":1},"newText":{"type":"string"}},"required":["path","oldText","newText"],"additionalProperties":false}`, s.editFile},
 		{"run_command", "Run a command with " + shellDescription(limits.Shell) + " in the workspace root with a timeout; returns its exit code and output. " + endsWithIt(),
 			`{"type":"object","properties":{"command":{"type":"string","minLength":1},"timeoutSeconds":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`, s.runCommand},
+		{RecallTool, recallDescription, recallParams, s.recall},
 	} {
 		if err := s.add(t.name, t.desc, t.params, t.run); err != nil {
 			_ = s.Close()

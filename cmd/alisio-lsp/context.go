@@ -95,9 +95,10 @@ func listOrNone(l []string) string {
 
 func (a *app) compactCommand() *cobra.Command {
 	var focus string
+	var undo bool
 	cmd := &cobra.Command{
 		Use:   "compact SESSION",
-		Short: "compact a session now: older messages become a checkpoint, recent turns stay verbatim",
+		Short: "compact a session now: older messages become a checkpoint, recent turns stay verbatim (--undo: undo the last one)",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withSession(args[0], func(st *storage.Store, id string) error {
@@ -105,13 +106,36 @@ func (a *app) compactCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if undo {
+					return a.undoCompaction(m, id)
+				}
 				_, err = m.Compact(cmd.Context(), id, focus, a.events(id))
 				return err
 			})
 		},
 	}
 	cmd.Flags().StringVar(&focus, "focus", "", "what the checkpoint should focus on (added to the summarizer's instructions)")
+	cmd.Flags().BoolVar(&undo, "undo", false, "undo the session's last compaction instead: its transcript as it was before, with the messages added since")
+	cmd.MarkFlagsMutuallyExclusive("focus", "undo")
 	return cmd
+}
+
+// undoCompaction undoes session id's last compaction and says what it did (with --json, the
+// alisio/undoCompaction result).
+func (a *app) undoCompaction(m *agent.ContextManager, id string) error {
+	res, err := m.UndoCompaction(id)
+	if err != nil {
+		return err
+	}
+	out := api.UndoCompactionResult{Session: id, CompactionUndo: res, Message: api.UndoSentence(res, id, api.ShellWords())}
+	if a.jsonOut {
+		var fields map[string]any
+		raw, _ := json.Marshal(out)
+		_ = json.Unmarshal(raw, &fields)
+		return a.emit("compaction_undone", fields)
+	}
+	a.printf("↶ %s\n", out.Message)
+	return nil
 }
 
 func (a *app) contextCommand() *cobra.Command {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -144,4 +145,45 @@ func (a *Agent) UndoCompaction(id string) (CompactionUndo, error) {
 	defer st.forgetMeter()
 	st.discardAhead()
 	return a.ContextManager.UndoCompaction(id)
+}
+
+// ErrNoCheckpoint: the session has no checkpoint to edit.
+var ErrNoCheckpoint = errors.New("the session has no checkpoint to edit: it was never compacted (or its compactions are undone)")
+
+// EditCheckpoint replaces session id's checkpoint with the edited document doc (compaction.Editable's shape),
+// after the checks a model's checkpoint gets (compaction.EditCheckpoint). The checkpoint before stays in the
+// history, and the edit can be undone like a compaction.
+func (m *ContextManager) EditCheckpoint(id string, doc []byte) (compaction.Checkpoint, error) {
+	v, err := m.Store.Transcript(id)
+	if err != nil {
+		return compaction.Checkpoint{}, err
+	}
+	pos := -1
+	for pos+1 < len(v.Messages) && v.Messages[pos+1].Summary {
+		pos++
+	}
+	if pos < 0 {
+		return compaction.Checkpoint{}, ErrNoCheckpoint
+	}
+	current, _ := compaction.ParseStructured(v.Messages[pos].Structured)
+	limit, _ := m.budget().HardLimit(m.ToolsChars())
+	cp, msg, err := compaction.EditCheckpoint(doc, current, compaction.CheckpointLimit(limit))
+	if err != nil {
+		return compaction.Checkpoint{}, err
+	}
+	rw := transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), Replace: map[int]transcript.Message{pos: msg}}
+	if _, err := m.Store.Apply(id, rw); err != nil {
+		return compaction.Checkpoint{}, fmt.Errorf("saving the edited checkpoint: %w", err)
+	}
+	return cp, nil
+}
+
+// EditCheckpoint is ContextManager.EditCheckpoint after any turn of the session in progress; it discards the
+// background summary, written for the checkpoint before.
+func (a *Agent) EditCheckpoint(id string, doc []byte) (compaction.Checkpoint, error) {
+	st := a.state(id)
+	defer a.shared.lockTurn(a.Store, id)()
+	defer st.forgetMeter()
+	st.discardAhead()
+	return a.ContextManager.EditCheckpoint(id, doc)
 }

@@ -151,6 +151,14 @@ type CheckpointResult struct {
 	Text                      string                 `json:"text,omitempty"`
 	ReplacedMessages          int                    `json:"replacedMessages,omitempty"`
 	RelevantFilesChangedSince []string               `json:"relevantFilesChangedSince,omitempty"`
+	// Editable is the checkpoint as the document a user edits (alisio/setCheckpoint takes it back).
+	Editable json.RawMessage `json:"editable,omitempty"`
+}
+
+// SetCheckpointParams are alisio/setCheckpoint's: the edited checkpoint, in CheckpointResult.Editable's shape.
+type SetCheckpointParams struct {
+	SessionRef
+	Checkpoint json.RawMessage `json:"checkpoint"`
 }
 
 // ToolsParams are alisio/tools' (none).

@@ -41,6 +41,10 @@ const (
 	// KindNothingToCompact: a compaction found nothing it could summarize, or nothing that would shrink the
 	// conversation; its compaction_skipped event said why, so an editor need not say it twice.
 	KindNothingToCompact ErrorKind = "nothingToCompact"
+	// KindInvalidCheckpoint: an edited checkpoint does not follow the checkpoint schema (the message says where).
+	KindInvalidCheckpoint ErrorKind = "invalidCheckpoint"
+	// KindNoCheckpoint: the session has no checkpoint to edit.
+	KindNoCheckpoint ErrorKind = "noCheckpoint"
 	// KindFailed: anything else; the sentence says what.
 	KindFailed ErrorKind = "failed"
 )
@@ -162,6 +166,10 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindDiskFull}, msg
 	case errors.Is(err, agent.ErrNothingToUndo), errors.Is(err, storage.ErrNothingToUndo):
 		return ErrorData{Kind: KindNothingToUndo}, msg
+	case errors.Is(err, compaction.ErrInvalidCheckpoint):
+		return ErrorData{Kind: KindInvalidCheckpoint}, msg + ". Nothing was saved: correct it and save again."
+	case errors.Is(err, agent.ErrNoCheckpoint):
+		return ErrorData{Kind: KindNoCheckpoint}, msg
 	case errors.Is(err, compaction.ErrNothingToSummarize), errors.Is(err, compaction.ErrNoGain):
 		return ErrorData{Kind: KindNothingToCompact}, msg
 	}

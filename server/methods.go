@@ -58,6 +58,7 @@ var methods = map[string]handlerFunc{
 	"alisio/session":        handle(orMostRecent, (*Server).session),
 	"alisio/newSession":     handle(asGiven, (*Server).newSession),
 	"alisio/checkpoint":     handle(orMostRecent, (*Server).checkpoint),
+	"alisio/setCheckpoint":  handle(orMostRecent, (*Server).setCheckpoint),
 	"alisio/context":        handle(asGiven, (*Server).contextParts),
 	"alisio/tools":          handle(asGiven, (*Server).tools),
 	"alisio/status":         handle(asGiven, (*Server).statusRequest),
@@ -257,7 +258,18 @@ func (s *Server) checkpoint(_ context.Context, ag *agent.Agent, p *api.Checkpoin
 	}
 	// What the checkpoint (and any reduction) replaced: the history's messages no longer in the transcript.
 	return &api.CheckpointResult{Session: p.Session, ID: ck.ID, CreatedAt: ck.CreatedAt.Format(time.RFC3339), Checkpoint: &cp,
-		Partial: ck.Partial, Text: ck.Text, ReplacedMessages: int(sess.Head.NextSeq) - sess.Head.ViewLen, RelevantFilesChangedSince: changed}, nil
+		Partial: ck.Partial, Text: ck.Text, ReplacedMessages: int(sess.Head.NextSeq) - sess.Head.ViewLen, RelevantFilesChangedSince: changed,
+		Editable: compaction.Editable(cp)}, nil
+}
+
+// setCheckpoint replaces the session's checkpoint with the user's edit, and answers the checkpoint now.
+func (s *Server) setCheckpoint(ctx context.Context, ag *agent.Agent, p *api.SetCheckpointParams) (*api.CheckpointResult, error) {
+	_, err := ag.EditCheckpoint(p.Session, p.Checkpoint)
+	s.changed(p.Session)
+	if err != nil {
+		return nil, err
+	}
+	return s.checkpoint(ctx, ag, &api.CheckpointParams{SessionRef: p.SessionRef})
 }
 
 func (s *Server) tools(_ context.Context, ag *agent.Agent, _ *api.ToolsParams) (api.ToolsResult, error) {

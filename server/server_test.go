@@ -1019,3 +1019,106 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestUndoAndEditCheckpoint: through the daemon, a checkpoint is edited (its document checked against the
+// schema, a bad one refused with nothing saved), the edit and then the compaction are undone — the transcript
+// exactly as before it, with what was added since — and a third undo says there is nothing left.
+func TestUndoAndEditCheckpoint(t *testing.T) {
+	var replies []providertest.Reply
+	for i := 0; i < 6; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: fmt.Sprint("call_", i), Name: "read_file",
+			Arguments: `{"path":"big.txt"}`}}}, providertest.Reply{Text: fmt.Sprint("read ", i)})
+	}
+	e := start(t, &providertest.Script{Replies: replies, Loop: true}, func(c *config.Config) {
+		c.Limits.MaxContextChars = 12_000
+		c.Compaction.KeepTurns = 1
+	})
+	must(t, os.WriteFile(filepath.Join(e.ws, "big.txt"), []byte(strings.Repeat(strings.Repeat("w", 49)+"\n", 80)), 0o644))
+	e.init(t, nil)
+	var created struct{ Session string }
+	must(t, e.client.Call(ctx(t), "alisio/newSession", map[string]any{"title": "t"}, &created))
+	id := created.Session
+	prompt := func(text string) {
+		t.Helper()
+		must(t, e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": id, "text": text}, nil))
+	}
+	prompt("Read big.txt.")
+	prompt("Read it again.")
+	before, err := e.store.Transcript(id)
+	must(t, err)
+	must(t, e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": id}, nil))
+
+	var ck struct {
+		Editable map[string]any
+	}
+	must(t, e.client.Call(ctx(t), "alisio/checkpoint", map[string]any{"session": id}, &ck))
+	if ck.Editable == nil || ck.Editable["goal"] == nil {
+		t.Fatalf("no editable checkpoint: %+v", ck)
+	}
+	bad := map[string]any{}
+	for k, v := range ck.Editable {
+		bad[k] = v
+	}
+	bad["goal"], bad["extra"] = 42, true
+	err = e.client.Call(ctx(t), "alisio/setCheckpoint", map[string]any{"session": id, "checkpoint": bad}, nil)
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || !strings.Contains(string(*je.Data), `"kind":"invalidCheckpoint"`) || !strings.Contains(je.Message, "goal") || !strings.Contains(je.Message, "extra") {
+		t.Fatalf("a bad checkpoint: %v", err)
+	}
+	ck.Editable["goal"] = "Ship the parser, edited by the user"
+	var edited struct {
+		Checkpoint struct{ Goal string }
+		Text       string
+	}
+	must(t, e.client.Call(ctx(t), "alisio/setCheckpoint", map[string]any{"session": id, "checkpoint": ck.Editable}, &edited))
+	if edited.Checkpoint.Goal != "Ship the parser, edited by the user" || !strings.Contains(edited.Text, "edited by the user") {
+		t.Fatalf("edited: %+v", edited)
+	}
+	compacted, err := e.store.Transcript(id)
+	must(t, err)
+	prompt("One more.")
+	added, err := e.store.Transcript(id)
+	must(t, err)
+	appended := added.Messages[len(compacted.Messages):] // the turn since the compaction
+
+	var undo struct {
+		Kind, Message string
+		More          bool
+	}
+	must(t, e.client.Call(ctx(t), "alisio/undoCompaction", map[string]any{"session": id}, &undo))
+	if undo.Kind != "checkpoint edit" || !undo.More || !strings.Contains(undo.Message, "Undo again (Alisio: Undo Compaction / :AlisioUndoCompact)") {
+		t.Fatalf("undoing the edit: %+v", undo)
+	}
+	must(t, e.client.Call(ctx(t), "alisio/undoCompaction", map[string]any{"session": id}, &undo))
+	if undo.Kind != "compaction" {
+		t.Fatalf("undoing the compaction: %+v", undo)
+	}
+	now, err := e.store.Transcript(id)
+	must(t, err)
+	var want, got []string
+	for _, m := range append(append([]transcript.Message{}, before.Messages...), appended...) {
+		want = append(want, m.ID)
+	}
+	for _, m := range now.Messages {
+		got = append(got, m.ID)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("after undoing: %d messages, want the %d before the compaction and the %d since", len(got), len(before.Messages), len(appended))
+	}
+	must(t, transcripttest.CheckStructure(now.Messages))
+	err = e.client.Call(ctx(t), "alisio/undoCompaction", map[string]any{"session": id}, nil)
+	if !errors.As(err, &je) || !strings.Contains(string(*je.Data), `"kind":"nothingToUndo"`) {
+		t.Fatalf("a third undo: %v", err)
+	}
+	var sess struct{ Messages []transcript.Message }
+	must(t, e.client.Call(ctx(t), "alisio/session", map[string]any{"session": id, "includeCompacted": true}, &sess))
+	undone := 0
+	for _, m := range sess.Messages {
+		if m.Undone {
+			undone++
+		}
+	}
+	if undone < 2 {
+		t.Fatalf("%d messages marked undone in the history; want the checkpoint and its edit", undone)
+	}
+}

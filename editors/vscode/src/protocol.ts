@@ -147,7 +147,7 @@ export interface ErrorData {
 
 /** The kinds of failure (api.ErrorKind). */
 export type ErrorKind = 'contextBudget' | 'toolCatalog' | 'uncertainCalls' | 'noProvider' | 'modelCall' | 'sessionNotFound' | 'storeLocked' | 'nothingToUndo'
-  | 'storeTooNew' | 'memoryNotFound' | 'diskFull' | 'nothingToCompact' | 'failed';
+  | 'storeTooNew' | 'memoryNotFound' | 'diskFull' | 'nothingToCompact' | 'invalidCheckpoint' | 'noCheckpoint' | 'failed';
 
 /** The kind of a request's error, from its data ('failed' when it carries none). */
 export function errorKind(err: unknown): ErrorKind {
@@ -222,6 +222,8 @@ export interface CheckpointResult {
   text?: string;
   replacedMessages?: number;
   relevantFilesChangedSince?: string[];
+  /** The checkpoint as the document a user edits (alisio/setCheckpoint takes it back). */
+  editable?: Record<string, unknown>;
 }
 
 /** The alisio/recover result. */

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/storage"
+)
+
+// maxCheckpointFile bounds the edited checkpoint a command reads.
+const maxCheckpointFile = 4 << 20
+
+func (a *app) checkpointCommand() *cobra.Command {
+	var set string
+	cmd := &cobra.Command{
+		Use:   "checkpoint SESSION [--set FILE]",
+		Short: "print a session's checkpoint as an editable JSON document, or replace it with an edited one (--set FILE, - for stdin)",
+		Long: "checkpoint prints the session's current checkpoint as the JSON document its edits take (goal, instructions,\n" +
+			"discoveries, accomplished, currentState, nextSteps, relevantFiles). Edit it, then give it back with --set:\n" +
+			"it is checked against the checkpoint schema like a model's, the old checkpoint stays in the history, and\n" +
+			"`alisio-lsp compact SESSION --undo` undoes the edit.\n\n" +
+			"  alisio-lsp checkpoint SESSION > checkpoint.json\n  $EDITOR checkpoint.json\n  alisio-lsp checkpoint SESSION --set checkpoint.json",
+		Args: oneArg,
+		PreRun: func(*cobra.Command, []string) {
+			a.readsStdin = set == "-"
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withSession(args[0], func(st *storage.Store, id string) error {
+				if set == "" {
+					return a.printEditable(st, id)
+				}
+				doc, err := a.readCheckpointFile(set)
+				if err != nil {
+					return err
+				}
+				m, err := a.contextManager(st, cmd, nil)
+				if err != nil {
+					return err
+				}
+				cp, err := m.EditCheckpoint(id, doc)
+				if err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return a.emit("checkpoint_edited", map[string]any{"session": id, "checkpoint": cp})
+				}
+				a.printf("✔ the checkpoint of %s is replaced (%s; undo: alisio-lsp compact %s --undo)\n", id, api.Human(utf8.RuneCountInString(cp.Render()))+" chars", id)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&set, "set", "", "replace the checkpoint with the edited document in FILE (- reads stdin)")
+	return cmd
+}
+
+// printEditable prints session id's checkpoint as its editable document.
+func (a *app) printEditable(st *storage.Store, id string) error {
+	ck, _, err := agent.CurrentCheckpoint(st, id)
+	if err != nil {
+		return err
+	}
+	if ck == nil {
+		return agent.ErrNoCheckpoint
+	}
+	cp, err := compaction.ParseStructured(ck.Structured)
+	if err != nil {
+		return fmt.Errorf("reading the checkpoint of %s: %w", id, err)
+	}
+	_, err = a.stdout.Write(compaction.Editable(cp))
+	return err
+}
+
+// readCheckpointFile reads the edited document of --set (- for stdin), at most maxCheckpointFile bytes.
+func (a *app) readCheckpointFile(name string) ([]byte, error) {
+	var r io.Reader = a.stdin
+	if name != "-" {
+		f, err := os.Open(a.path(name))
+		if err != nil {
+			return nil, fmt.Errorf("reading the edited checkpoint: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	doc, err := io.ReadAll(io.LimitReader(r, maxCheckpointFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the edited checkpoint: %w", err)
+	}
+	if len(doc) > maxCheckpointFile {
+		return nil, fmt.Errorf("the edited checkpoint %s is over %d MB; a checkpoint is far smaller", name, maxCheckpointFile>>20)
+	}
+	return doc, nil
+}

@@ -1,0 +1,129 @@
+package compaction
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/alisio-lsp/alisio-lsp/transcript"
+)
+
+// ErrInvalidCheckpoint: an edited checkpoint does not follow the checkpoint schema; the error says where.
+var ErrInvalidCheckpoint = errors.New("the edited checkpoint does not follow the checkpoint schema")
+
+// Editable is the part of cp a user edits: its seven schema fields, as a JSON document (a text-only checkpoint's
+// text is its currentState). What code carries (the user's words, the fidelity, the count it stands for) is
+// not in it and survives the edit.
+func Editable(cp Checkpoint) json.RawMessage {
+	e := cp
+	if e.Text != "" && e.CurrentState == "" {
+		e.CurrentState = e.Text
+	}
+	for _, f := range []*[]string{&e.Instructions, &e.Discoveries, &e.Accomplished, &e.NextSteps} {
+		if *f == nil {
+			*f = []string{}
+		}
+	}
+	if e.RelevantFiles == nil {
+		e.RelevantFiles = []RelevantFile{}
+	}
+	// The schema's order, which a map would lose.
+	doc := struct {
+		Goal          string         `json:"goal"`
+		Instructions  []string       `json:"instructions"`
+		Discoveries   []string       `json:"discoveries"`
+		Accomplished  []string       `json:"accomplished"`
+		CurrentState  string         `json:"currentState"`
+		NextSteps     []string       `json:"nextSteps"`
+		RelevantFiles []RelevantFile `json:"relevantFiles"`
+	}{e.Goal, e.Instructions, e.Discoveries, e.Accomplished, e.CurrentState, e.NextSteps, e.RelevantFiles}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
+	return b.Bytes()
+}
+
+// EditCheckpoint checks an edited checkpoint document against the checkpoint schema, field by field as a
+// model's reply is, but strictly: every field present and valid, nothing else. It returns the checkpoint that
+// replaces current, carrying what code added to current (the user's words, fidelity, the count it stands
+// for), and the message that holds it. maxChars bounds the rendered checkpoint (0: no bound).
+func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, transcript.Message, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if err := dec.Decode(&fields); err != nil {
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: it is not a JSON object (%v)", ErrInvalidCheckpoint, err)
+	}
+	var problems []string
+	var unknown []string
+	for name := range fields {
+		if !contains(Fields, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		problems = append(problems, fmt.Sprintf("unknown field(s) %s (the fields are %s)", strings.Join(unknown, ", "), strings.Join(Fields, ", ")))
+	}
+	for _, f := range Fields {
+		raw, ok := fields[f]
+		switch {
+		case !ok:
+			problems = append(problems, f+" is missing")
+		default:
+			if err := validateField(f, raw); err != nil {
+				problems = append(problems, schemaProblem(f, err))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: %s", ErrInvalidCheckpoint, strings.Join(problems, "; "))
+	}
+	var cp Checkpoint
+	if err := json.Unmarshal(doc, &cp); err != nil {
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
+	}
+	cp.UserWords, cp.UserWordsOmitted, cp.Fidelity, cp.Replaced = current.UserWords, current.UserWordsOmitted, current.Fidelity, current.Replaced
+	text := cp.Render()
+	if n := utf8.RuneCountInString(text); maxChars > 0 && n > maxChars {
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: it would take %d characters, more than the %d a checkpoint may (a quarter of the context budget); shorten it",
+			ErrInvalidCheckpoint, n, maxChars)
+	}
+	return cp, transcript.Message{Role: transcript.RoleUser, Summary: true, Text: text, Structured: cp.structured()}, nil
+}
+
+// CheckpointLimit is the most chars a checkpoint may take under a hard limit of hardLimit chars (a quarter;
+// 0: no bound).
+func CheckpointLimit(hardLimit int) int {
+	if hardLimit <= 0 {
+		return 0
+	}
+	return hardLimit / 4
+}
+
+// schemaProblem says what is wrong with field, from the schema validator's error: its detail lines
+// ("- at '/0': got number, want string") with the field's name in the place, without the schema's own URL.
+func schemaProblem(field string, err error) string {
+	var out []string
+	lines := strings.Split(err.Error(), "\n")
+	for _, line := range lines[min(1, len(lines)-1):] {
+		line = strings.TrimPrefix(strings.TrimSpace(line), "- ")
+		if rest, ok := strings.CutPrefix(line, "at '"); ok {
+			if ptr, msg, ok := strings.Cut(rest, "': "); ok {
+				line = field + ptr + ": " + msg
+			}
+		}
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		return field + ": " + strings.Join(strings.Fields(err.Error()), " ")
+	}
+	return strings.Join(out, "; ")
+}

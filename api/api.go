@@ -155,10 +155,20 @@ type CheckpointResult struct {
 	Editable json.RawMessage `json:"editable,omitempty"`
 }
 
-// SetCheckpointParams are alisio/setCheckpoint's: the edited checkpoint, in CheckpointResult.Editable's shape.
+// SetCheckpointParams are alisio/setCheckpoint's: the edited checkpoint, in CheckpointResult.Editable's shape,
+// as a JSON object or as its text (a JSON string), which an editor sends as the user typed it.
 type SetCheckpointParams struct {
 	SessionRef
 	Checkpoint json.RawMessage `json:"checkpoint"`
+}
+
+// Document is the edited checkpoint's JSON text.
+func (p *SetCheckpointParams) Document() []byte {
+	var text string
+	if len(p.Checkpoint) > 0 && p.Checkpoint[0] == '"' && json.Unmarshal(p.Checkpoint, &text) == nil {
+		return []byte(text)
+	}
+	return p.Checkpoint
 }
 
 // ToolsParams are alisio/tools' (none).

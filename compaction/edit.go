@@ -55,9 +55,8 @@ func Editable(cp Checkpoint) json.RawMessage {
 // for), and the message that holds it. maxChars bounds the rendered checkpoint (0: no bound).
 func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, transcript.Message, error) {
 	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	if err := dec.Decode(&fields); err != nil {
-		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: it is not a JSON object (%v)", ErrInvalidCheckpoint, err)
+	if err := json.Unmarshal(doc, &fields); err != nil {
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: it is not a JSON object (%s)", ErrInvalidCheckpoint, jsonProblem(doc, err))
 	}
 	var problems []string
 	var unknown []string
@@ -95,6 +94,19 @@ func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, t
 			ErrInvalidCheckpoint, n, maxChars)
 	}
 	return cp, transcript.Message{Role: transcript.RoleUser, Summary: true, Text: text, Structured: cp.structured()}, nil
+}
+
+// jsonProblem says what is wrong with a document that is not JSON, with the line and column of a syntax error
+// rather than its byte offset.
+func jsonProblem(doc []byte, err error) string {
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) {
+		return err.Error()
+	}
+	before := doc[:min(int(syntax.Offset), len(doc))]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+	return fmt.Sprintf("line %d, column %d: %s", line, col, strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // CheckpointLimit is the most chars a checkpoint may take under a hard limit of hardLimit chars (a quarter;

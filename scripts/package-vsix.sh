@@ -15,7 +15,7 @@ stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/dist" "$(dirname "$out")"
 cp "$ext/README.md" "$ext/LICENSE" "$ext/.vscodeignore" "$stage/"
 cp "$ext/dist/extension.js" "$ext/dist/chat.js" "$stage/dist/"
-cp -r "$ext/media" "$stage/"
+cp -r "$ext/media" "$ext/schemas" "$stage/"
 node -e 'const fs=require("fs");const p=JSON.parse(fs.readFileSync(process.argv[1]));if(process.argv[2])p.version=process.argv[2];fs.writeFileSync(process.argv[3],JSON.stringify(p,null,2))' \
   "$ext/package.json" "${ALISIO_VERSION:-}" "$stage/package.json"
 if [ -n "$target" ]; then

@@ -264,7 +264,7 @@ func (s *Server) checkpoint(_ context.Context, ag *agent.Agent, p *api.Checkpoin
 
 // setCheckpoint replaces the session's checkpoint with the user's edit, and answers the checkpoint now.
 func (s *Server) setCheckpoint(ctx context.Context, ag *agent.Agent, p *api.SetCheckpointParams) (*api.CheckpointResult, error) {
-	_, err := ag.EditCheckpoint(p.Session, p.Checkpoint)
+	_, err := ag.EditCheckpoint(p.Session, p.Document())
 	s.changed(p.Session)
 	if err != nil {
 		return nil, err

@@ -510,3 +510,30 @@ func TestNeovim_ReviewAndUndo(t *testing.T) {
 		t.Errorf("the calls in the chat:\n%s", chat)
 	}
 }
+
+// TestNeovim_EditCheckpointAndUndo: :AlisioEditCheckpoint opens the checkpoint as a JSON buffer; :w of a bad
+// one is refused (the buffer stays modified), of a good one stores it; :AlisioUndoCompact undoes the edit, then
+// the compaction, then says there is nothing left.
+func TestNeovim_EditCheckpointAndUndo(t *testing.T) {
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
+		{ToolCalls: []providertest.ToolCall{{ID: "call_build", Name: "run_command", Arguments: `{"command":"head -c 6000 /dev/zero | tr '\\0' b"}`}}},
+		{Text: "hello from the test provider"},
+	}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ws, data := workspace(t)
+	r := nvim(t, "checkpoint_edit.lua", "ALISIO_URL="+hs.URL+"/v1", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
+	res := r.Results
+	buf := lines(res["buffer"])
+	if !strings.HasPrefix(buf, "{\n  \"goal\": ") || !strings.Contains(buf, "\n  \"relevantFiles\": ") || res["filetype"] != "json" ||
+		res["buftype"] != "acwrite" || res["current_is_checkpoint"] != true {
+		t.Errorf("the checkpoint buffer (%v, %v, current %v):\n%s", res["filetype"], res["buftype"], res["current_is_checkpoint"], buf)
+	}
+	if refusal := fmt.Sprint(res["refusal"]); !strings.Contains(refusal, "goal: got number, want string") || res["modified_after_refusal"] != true {
+		t.Errorf("the refused save: %s (modified %v)", refusal, res["modified_after_refusal"])
+	}
+	if res["modified_after_save"] != false || !strings.Contains(lines(res["view"]), "## Goal\nEdited in Neovim") {
+		t.Errorf("after the save (modified %v), :AlisioCheckpoint shows:\n%s", res["modified_after_save"], lines(res["view"]))
+	}
+	t.Logf("notes: %v", r.Notes)
+}

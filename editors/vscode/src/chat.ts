@@ -5,7 +5,7 @@ import * as crypto from 'crypto';
 
 /** What the chat asks the extension to do: send a prompt, stop the turn, compact, recover, switch or start a
  * session, show earlier messages, copy a code block. */
-export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' | 'retry' } | { type: 'send' | 'copy'; text: string };
+export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'undoCompaction' | 'editCheckpoint' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' | 'retry' } | { type: 'send' | 'copy'; text: string };
 
 export class ChatView implements vscode.WebviewViewProvider {
   private webviews = new Set<vscode.Webview>();

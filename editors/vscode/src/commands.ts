@@ -1,6 +1,7 @@
 // The commands of the palette, the status bar menu and the chat's buttons (package.json lists them).
 import * as vscode from 'vscode';
 import { undoTurn } from './approval';
+import { editCheckpoint, undoCompaction } from './checkpoint';
 import { setUpProvider } from './setup';
 import { refreshChat, runTurn } from './conversation';
 import { askForFolder, Ctx, hasFolder } from './ctx';
@@ -122,6 +123,8 @@ export function registerCommands(ctx: Ctx) {
       { label: '$(graph) Show Context', description: 'what fills the context', command: 'alisio.showContext' },
       { label: '$(tools) Show Tools', description: 'tool sources, MCP servers and plugins: turn them on or off', command: 'alisio.showTools' },
       { label: '$(bookmark) Show Checkpoint', command: 'alisio.showCheckpoint' },
+      { label: '$(edit) Edit Checkpoint', description: 'correct what the checkpoint says', command: 'alisio.editCheckpoint' },
+      { label: '$(history) Undo Compaction', description: 'the conversation as it was before the last compaction', command: 'alisio.undoCompaction' },
       { label: '$(list-selection) Switch Session', command: 'alisio.switchSession' },
       { label: '$(add) New Session', command: 'alisio.newSession' },
       { label: '$(discard) Undo Changes of the Last Turn', description: 'put back the files the last turn wrote', command: 'alisio.undoTurn' },
@@ -209,5 +212,7 @@ export function registerCommands(ctx: Ctx) {
     await undoTurn(ctx);
     await refreshChat(ctx);
   });
+  register('alisio.undoCompaction', () => undoCompaction(ctx));
+  register('alisio.editCheckpoint', () => editCheckpoint(ctx));
   register('alisio.showLogs', () => ctx.output.show());
 }

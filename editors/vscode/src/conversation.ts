@@ -114,6 +114,12 @@ export async function onChatAction(ctx: Ctx, a: ChatAction) {
     case 'recover':
       await vscode.commands.executeCommand('alisio.recover');
       return refreshChat(ctx);
+    case 'undoCompaction':
+      await vscode.commands.executeCommand('alisio.undoCompaction');
+      return refreshChat(ctx);
+    case 'editCheckpoint':
+      await vscode.commands.executeCommand('alisio.editCheckpoint');
+      return;
     case 'switch':
       await vscode.commands.executeCommand('alisio.switchSession');
       return refreshChat(ctx);

@@ -8,6 +8,7 @@
 import * as vscode from 'vscode';
 import { ChatView } from './chat';
 import { PROPOSED_SCHEME } from './approval';
+import { CheckpointFiles, checkpointScheme } from './checkpoint';
 import { registerCommands } from './commands';
 import { settings } from './config';
 import { onChatAction, refreshChat } from './conversation';
@@ -30,7 +31,8 @@ export async function activate(context: vscode.ExtensionContext) {
   ctx.docs = new Docs();
   context.subscriptions.push(vscode.window.registerWebviewViewProvider('alisio.chat', ctx.chat));
   context.subscriptions.push(ctx.output, ctx.agentOutput, item, ctx.docs, vscode.workspace.registerTextDocumentContentProvider('alisio', ctx.docs),
-    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, ctx.proposals));
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, ctx.proposals),
+    vscode.workspace.registerFileSystemProvider(checkpointScheme, new CheckpointFiles(ctx), { isCaseSensitive: true }));
   registerCommands(ctx);
 
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {

@@ -1,4 +1,4 @@
-// @alisio in VS Code's built-in Chat view, with /compact [focus], /context, /checkpoint, /recover and /new. VS Code
+// @alisio in VS Code's built-in Chat view, with /compact [focus], /context, /checkpoint, /undo, /recover and /new. VS Code
 // runs a participant only when some language model is available, so the extension also offers Alisio itself as
 // one (VS Code 1.104+, feature-detected: older versions get the chat view and the commands, not @alisio).
 import * as vscode from 'vscode';
@@ -41,6 +41,14 @@ export function handler(agent: Agent): vscode.ChatRequestHandler {
         const res = await agent.request<{ checkpoint: unknown; text: string; partial: boolean; replacedMessages: number }>('alisio/checkpoint', { session }, token);
         if (res) {
           stream.markdown(res.checkpoint ? `**Checkpoint**${res.partial ? ' (partial)' : ''}, replacing ${res.replacedMessages} messages:\n\n${res.text}` : 'This session has no checkpoint yet.');
+        }
+        return;
+      }
+      case 'undo': {
+        const res = await agent.request<{ message: string }>('alisio/undoCompaction', { session }, token);
+        if (res) {
+          stream.markdown(res.message);
+          stream.button({ command: 'alisio.showCheckpoint', title: 'Show Checkpoint' });
         }
         return;
       }

@@ -259,6 +259,19 @@ export interface ApproveParams {
   timeoutSeconds: number;
 }
 
+/** What alisio/undoCompaction did, and the daemon's sentence for it. */
+export interface UndoCompactionResult {
+  session: string;
+  /** "compaction", "reduction" or "checkpoint edit". */
+  kind: string;
+  restored: number;
+  kept: number;
+  more: boolean;
+  willCompact: boolean;
+  overHardLimit: boolean;
+  message: string;
+}
+
 /** What alisio/undoTurn did: the files put back, and those changed since the turn (left alone unless forced). */
 export interface UndoTurnResult {
   session: string;

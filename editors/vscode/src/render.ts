@@ -220,6 +220,8 @@ export function conversation(messages: ChatMessage[], notices: Notice[], page: P
     const shownOriginals = originals.length === 0 ? ''
       : `<details class="originals"><summary>${originals.length === total ? `The ${count(total)}` : `The last ${count(originals.length)} of the ${count(total)}`} compacted originals (kept in the store)</summary>${render(originals)}</details>`;
     out.push(`<details class="boundary${live.partial ? ' partial' : ''}"><summary>${count(total)} messages compacted into a checkpoint, ${sizes}${partial}</summary>` +
+      `<div class="boundary-actions"><button data-action="undoCompaction" title="The conversation as it was before this compaction, with what came since">Undo</button>` +
+      `<button data-action="editCheckpoint" title="Correct what the checkpoint says">Edit</button></div>` +
       `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(live.text || '')}</details>${shownOriginals}</details>`);
   }
   out.push(render(messages.filter((m) => !m.compacted && !m.summary)));

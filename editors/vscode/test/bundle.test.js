@@ -118,6 +118,22 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.match(shown.documents.at(-1), /# Checkpoint[\s\S]*## Goal/);
     await vscode.commands.executeCommand('alisio.showContext');
     assert.match(shown.previews.at(-1), /checkpoint[\s\S]*tool catalog: built-in/, 'Show Context opens rendered, in the Markdown preview');
+    // Alisio: Edit Checkpoint opens the checkpoint as a JSON document; a save the daemon refuses fails with its
+    // words (VS Code keeps the text); a good one is stored, and Alisio: Undo Compaction puts the one before back.
+    await vscode.commands.executeCommand('alisio.editCheckpoint');
+    const doc = shown.documents.at(-1);
+    assert.match(doc, /^\{\n  "goal": /);
+    const uri = shown.opened.at(-1);
+    assert.match(uri.path, /^\/[0-9a-f-]+\/alisio-checkpoint\.json$/);
+    const files = shown.fileSystems['alisio-checkpoint'];
+    await assert.rejects(files.writeFile(uri, new TextEncoder().encode('{"goal": 1}')), /goal: got number, want string; instructions is missing[\s\S]*Nothing was saved/);
+    await assert.rejects(files.writeFile(uri, new TextEncoder().encode('{"goal": ')), /not valid JSON/);
+    const edited = { ...JSON.parse(doc), goal: 'Edited in VS Code' };
+    await files.writeFile(uri, new TextEncoder().encode(JSON.stringify(edited, null, 2)));
+    assert.match(shown.info.at(-1), /checkpoint saved/);
+    assert.match(new TextDecoder().decode(await files.readFile(uri)), /"goal": "Edited in VS Code"/);
+    await vscode.commands.executeCommand('alisio.undoCompaction');
+    assert.match(shown.info.at(-1), /^Alisio: Undid the last checkpoint edit: .* Undo again \(Alisio: Undo Compaction\) to undo the one before\.$/);
     // Alisio: Show Tools lists the MCP server with its problem; picking it disables it in the settings.
     let offered;
     answers.quickPick = (items) => { offered = items; return items.find((i) => i.toggle && i.toggle.name === 'docs'); };

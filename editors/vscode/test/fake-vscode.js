@@ -24,6 +24,7 @@ class CancellationTokenSource {
 class Uri {
   constructor(scheme, fsPath) { this.scheme = scheme; this.fsPath = fsPath; this.path = fsPath; this.authority = ''; this.query = ''; this.fragment = ''; }
   static file(p) { return new Uri('file', p); }
+  static from(c) { return new Uri(c.scheme, c.path); }
   static joinPath(u, ...parts) { return new Uri(u.scheme, require('node:path').join(u.fsPath, ...parts)); }
   static parse(s) { const u = new URL(s); return new Uri(u.protocol.replace(':', ''), decodeURIComponent(u.pathname)); }
   get path() { return this.fsPath; }
@@ -64,7 +65,7 @@ function noop() {
 }
 
 function create(settings, root, answers) {
-  const shown = { info: [], warning: [], error: [], documents: [], previews: [], clipboard: [], statusMessages: [], statusBar: [], outputs: {}, viewProviders: {}, updates: [] };
+  const shown = { info: [], warning: [], error: [], documents: [], previews: [], clipboard: [], statusMessages: [], statusBar: [], outputs: {}, viewProviders: {}, updates: [], fileSystems: {}, opened: [] };
   const commands = new Map();
   // The built-in Markdown extension's preview: it records what it would render.
   commands.set('markdown.showPreview', async (uri) => { shown.previews.push(providers.get(uri.scheme).provideTextDocumentContent(uri)); });
@@ -105,6 +106,8 @@ function create(settings, root, answers) {
   const vscode = {
     version: '1.91.0',
     Disposable, EventEmitter, CancellationTokenSource, Uri, MarkdownString, ThemeColor, Range,
+    FileType: { File: 1, Directory: 2 }, FileChangeType: { Changed: 1, Created: 2, Deleted: 3 },
+    FileSystemError: { NoPermissions: (m) => new Error(m), Unavailable: (m) => new Error(m), FileNotFound: (m) => new Error(m) },
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
@@ -135,9 +138,17 @@ function create(settings, root, answers) {
       asRelativePath: (uri) => (root && uri.fsPath.startsWith(root + '/') ? uri.fsPath.slice(root.length + 1) : uri.fsPath),
       textDocuments: [],
       getConfiguration,
-      openTextDocument: async (opts) => (opts instanceof Uri
-        ? { uri: opts, getText: () => providers.get(opts.scheme).provideTextDocumentContent(opts), isUntitled: false }
-        : { getText: () => opts.content, languageId: opts.language, isUntitled: true }),
+      openTextDocument: async (opts) => {
+        if (opts instanceof Uri && shown.fileSystems[opts.scheme]) { // a document of a file system provider: its bytes
+          shown.opened.push(opts);
+          const text = new TextDecoder().decode(await shown.fileSystems[opts.scheme].readFile(opts));
+          return { uri: opts, getText: () => text, isUntitled: false };
+        }
+        return opts instanceof Uri
+          ? { uri: opts, getText: () => providers.get(opts.scheme).provideTextDocumentContent(opts), isUntitled: false }
+          : { getText: () => opts.content, languageId: opts.language, isUntitled: true };
+      },
+      registerFileSystemProvider: (scheme, p) => { shown.fileSystems[scheme] = p; return new Disposable(() => delete shown.fileSystems[scheme]); },
       registerTextDocumentContentProvider: (scheme, p) => { providers.set(scheme, p); return new Disposable(() => providers.delete(scheme)); },
       onDidChangeConfiguration: (l) => { configListeners.push(l); return new Disposable(() => configListeners.splice(configListeners.indexOf(l), 1)); },
       onDidOpenTextDocument: () => new Disposable(), onDidCloseTextDocument: () => new Disposable(),

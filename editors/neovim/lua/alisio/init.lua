@@ -5,6 +5,7 @@
 --   alisio.commands    prompt, stop, compact, …       alisio.views       checkpoint, context, tools
 --   alisio.statusline  the meter                      alisio.chat        the chat buffer and its input
 --   alisio.util        helpers                        alisio.health      :checkhealth alisio
+local checkpoint = require('alisio.checkpoint')
 local client = require('alisio.client')
 local commands = require('alisio.commands')
 local config = require('alisio.config')
@@ -74,6 +75,8 @@ M.checkpoint = views.checkpoint
 M.context = views.context
 M.tools = views.tools
 M.undo_turn = review.undo_turn
+M.edit_checkpoint = checkpoint.edit
+M.undo_compaction = checkpoint.undo
 M.review = review.pending
 
 --- accept accepts the change (runs the command) Alisio waits on (:AlisioAccept, ga in the review).

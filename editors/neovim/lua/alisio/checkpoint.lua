@@ -1,0 +1,104 @@
+-- alisio.checkpoint: correcting and undoing compactions — :AlisioEditCheckpoint opens the checkpoint as a JSON
+-- buffer that :w sends to the daemon (which checks it against the checkpoint schema and stores it as a new
+-- version), and :AlisioUndoCompact puts the conversation back as it was before the last compaction.
+local client = require('alisio.client')
+local state = require('alisio.state')
+local util = require('alisio.util')
+
+local M = {}
+
+-- The checkpoint's fields in the schema's order, and a relevant file's.
+local fields = { 'goal', 'instructions', 'discoveries', 'accomplished', 'currentState', 'nextSteps', 'relevantFiles' }
+local file_fields = { 'path', 'reason' }
+
+--- pretty writes the editable checkpoint as indented JSON lines, its fields in the schema's order.
+local function pretty(doc)
+  local out = { '{' }
+  local function str(s)
+    return vim.fn.json_encode(s == vim.NIL and '' or s)
+  end
+  for i, name in ipairs(fields) do
+    local v, comma = doc[name], i < #fields and ',' or ''
+    if type(v) ~= 'table' then
+      table.insert(out, string.format('  "%s": %s%s', name, str(v or ''), comma))
+    elseif #v == 0 then
+      table.insert(out, string.format('  "%s": []%s', name, comma))
+    else
+      table.insert(out, string.format('  "%s": [', name))
+      for j, item in ipairs(v) do
+        local sep = j < #v and ',' or ''
+        if type(item) == 'table' then
+          local parts = {}
+          for _, k in ipairs(file_fields) do
+            table.insert(parts, string.format('"%s": %s', k, str(item[k] or '')))
+          end
+          table.insert(out, '    { ' .. table.concat(parts, ', ') .. ' }' .. sep)
+        else
+          table.insert(out, '    ' .. str(item) .. sep)
+        end
+      end
+      table.insert(out, '  ]' .. comma)
+    end
+  end
+  table.insert(out, '}')
+  return out
+end
+
+--- save sends buffer buf, the edited checkpoint of session, to the daemon as typed (:w); a refusal says why and
+--- leaves the buffer modified.
+local function save(buf, session)
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  client.request('alisio/setCheckpoint', { session = session, checkpoint = text }, function(err)
+    if err then
+      util.notify(util.err_message(err), util.levels.ERROR) -- the daemon's words say nothing was saved
+      return
+    end
+    if vim.api.nvim_buf_is_valid(buf) then
+      vim.bo[buf].modified = false
+    end
+    util.notify('checkpoint saved; the next request sends it (:AlisioUndoCompact puts the one before back)')
+    require('alisio.commands').refresh_chat()
+  end)
+end
+
+--- edit opens the current checkpoint for editing (:AlisioEditCheckpoint).
+function M.edit()
+  client.request('alisio/checkpoint', { session = state.session }, function(err, res)
+    if err then
+      util.notify(util.err_message(err), util.levels.ERROR)
+      return
+    end
+    if type(res.editable) ~= 'table' then
+      util.notify('this session has no checkpoint yet: it has not been compacted')
+      return
+    end
+    local name = 'alisio://edit-checkpoint/' .. res.session .. '.json'
+    local buf = vim.fn.bufnr(name)
+    if buf == -1 then
+      buf = vim.api.nvim_create_buf(true, false)
+      vim.api.nvim_buf_set_name(buf, name)
+      vim.bo[buf].buftype = 'acwrite'
+      vim.api.nvim_create_autocmd('BufWriteCmd', { buffer = buf, callback = function() save(buf, res.session) end })
+    end
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, pretty(res.editable))
+    vim.bo[buf].filetype = 'json'
+    vim.bo[buf].modified = false
+    vim.cmd('vsplit')
+    vim.api.nvim_win_set_buf(0, buf)
+  end)
+end
+
+--- undo undoes the session's last compaction, reduction or checkpoint edit (:AlisioUndoCompact) and says what
+--- the daemon did, as a warning when the restored conversation will be compacted again.
+function M.undo()
+  client.request('alisio/undoCompaction', { session = state.session }, function(err, res)
+    if err then
+      util.notify(util.err_message(err), util.levels.WARN)
+      return
+    end
+    util.notify(res.message, (res.willCompact or res.overHardLimit) and util.levels.WARN or nil)
+    require('alisio.commands').refresh_chat()
+  end)
+end
+
+return M

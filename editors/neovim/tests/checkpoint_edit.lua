@@ -1,0 +1,45 @@
+-- :AlisioEditCheckpoint, a bad save refused and a good one stored; :AlisioUndoCompact undoing the edit, then the
+-- compaction, then saying there is nothing left.
+local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
+local alisio = H.setup({ settings = { tools = { approval = 'auto' } } })
+vim.cmd('edit ' .. os.getenv('ALISIO_WS') .. '/main.go')
+H.wait(10000, function() return alisio.client_id() ~= nil end, 'the client')
+vim.cmd('AlisioPrompt run the build and say hello')
+H.wait(20000, function() local st = alisio.status() return st and st.messages >= 4 end, 'the turn')
+vim.cmd('AlisioCompact')
+H.wait(20000, function() return H.noted('compacted') ~= nil end, 'the compaction')
+vim.cmd('AlisioEditCheckpoint')
+local name
+H.wait(5000, function()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):find('alisio://edit-checkpoint/', 1, true) then
+      name = vim.api.nvim_buf_get_name(b)
+      return true
+    end
+  end
+end, 'the checkpoint buffer')
+local buf = vim.fn.bufnr(name)
+H.record('buffer', vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+H.record('filetype', vim.bo[buf].filetype)
+H.record('buftype', vim.bo[buf].buftype)
+H.record('current_is_checkpoint', vim.api.nvim_get_current_buf() == buf)
+-- A goal that is not a string: refused, said, the buffer still modified.
+vim.api.nvim_buf_set_lines(buf, 1, 2, false, { '  "goal": 5,' })
+vim.cmd('write')
+H.wait(5000, function() return H.noted('Nothing was saved') ~= nil end, 'the refusal')
+H.record('refusal', H.noted('Nothing was saved'))
+H.record('modified_after_refusal', vim.bo[buf].modified)
+vim.api.nvim_buf_set_lines(buf, 1, 2, false, { '  "goal": "Edited in Neovim",' })
+vim.cmd('write')
+H.wait(5000, function() return H.noted('checkpoint saved') ~= nil end, 'the save')
+H.record('modified_after_save', vim.bo[buf].modified)
+vim.cmd('AlisioCheckpoint')
+H.wait(5000, function() return vim.fn.bufnr('alisio://checkpoint') ~= -1 end, 'the checkpoint view')
+H.record('view', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://checkpoint'), 0, -1, false))
+vim.cmd('AlisioUndoCompact')
+H.wait(5000, function() return H.noted('Undid the last checkpoint edit') ~= nil end, 'the undo of the edit')
+vim.cmd('AlisioUndoCompact')
+H.wait(5000, function() return H.noted('Undid the last compaction') ~= nil end, 'the undo of the compaction')
+vim.cmd('AlisioUndoCompact')
+H.wait(5000, function() return H.noted('no compaction to undo') ~= nil end, 'nothing left to undo')
+H.done()

@@ -1,0 +1,129 @@
+// Alisio: Edit Checkpoint and Alisio: Undo Compaction. The checkpoint opens as a JSON document of its own file
+// system (alisio-checkpoint:/SESSION/alisio-checkpoint.json): the checkpoint schema checks it as you type
+// (package.json's jsonValidation), and saving sends it to the daemon, which checks it again and stores it as a
+// new version; a refused save says why and keeps the document as typed.
+import * as vscode from 'vscode';
+import { refreshChat } from './conversation';
+import { Ctx } from './ctx';
+import { CheckpointResult, errorKind, UndoCompactionResult } from './protocol';
+import { refreshStatus } from './status';
+
+export const checkpointScheme = 'alisio-checkpoint';
+
+/** checkpointUri is the document of session's checkpoint. */
+export function checkpointUri(session: string): vscode.Uri {
+  return vscode.Uri.from({ scheme: checkpointScheme, path: `/${session}/alisio-checkpoint.json` });
+}
+
+function sessionOf(uri: vscode.Uri): string {
+  return uri.path.split('/')[1] ?? '';
+}
+
+/** CheckpointFiles serves each session's checkpoint as a document: read from the daemon, saved to it. */
+export class CheckpointFiles implements vscode.FileSystemProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.changed.event;
+  private readonly mtimes = new Map<string, number>();
+
+  constructor(private readonly ctx: Ctx) {}
+
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  stat(uri: vscode.Uri): vscode.FileStat {
+    return { type: vscode.FileType.File, ctime: 0, mtime: this.mtimes.get(uri.toString()) ?? Date.now(), size: 0 };
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  createDirectory(): void {
+    throw vscode.FileSystemError.NoPermissions('Alisio: a checkpoint is one document');
+  }
+
+  async readFile(uri: vscode.Uri): Promise<Uint8Array> {
+    const client = this.ctx.client;
+    if (!client) {
+      throw vscode.FileSystemError.Unavailable('Alisio: the server is not running (Alisio: Restart Server)');
+    }
+    const res = await client.sendRequest<CheckpointResult>('alisio/checkpoint', { session: sessionOf(uri) });
+    if (!res.editable) {
+      throw vscode.FileSystemError.FileNotFound('Alisio: this session has no checkpoint yet (it has not been compacted)');
+    }
+    return new TextEncoder().encode(JSON.stringify(res.editable, null, 2) + '\n');
+  }
+
+  async writeFile(uri: vscode.Uri, content: Uint8Array): Promise<void> {
+    const client = this.ctx.client;
+    if (!client) {
+      throw vscode.FileSystemError.Unavailable('Alisio: the server is not running (Alisio: Restart Server)');
+    }
+    let checkpoint: unknown;
+    try {
+      checkpoint = JSON.parse(new TextDecoder().decode(content));
+    } catch (e) {
+      throw new Error(`the checkpoint is not valid JSON (${(e as Error).message}); nothing was saved`);
+    }
+    try {
+      await client.sendRequest('alisio/setCheckpoint', { session: sessionOf(uri), checkpoint });
+    } catch (e) {
+      const message = (e as { message?: string }).message || String(e);
+      this.ctx.output.warn(`Edit Checkpoint: ${message} (${errorKind(e)})`);
+      throw new Error(message); // VS Code says "Failed to save": the document stays as typed
+    }
+    this.mtimes.set(uri.toString(), Date.now());
+    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+    void vscode.window.showInformationMessage('Alisio: checkpoint saved; the next request sends it. Alisio: Undo Compaction puts the one before back.');
+    await refreshStatus(this.ctx);
+    await refreshChat(this.ctx);
+  }
+
+  delete(): void {
+    throw vscode.FileSystemError.NoPermissions('Alisio: a checkpoint cannot be deleted (Alisio: Undo Compaction undoes one)');
+  }
+
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions('Alisio: a checkpoint cannot be renamed');
+  }
+}
+
+/** editCheckpoint opens the current session's checkpoint for editing. */
+export async function editCheckpoint(ctx: Ctx) {
+  const session = ctx.currentSession();
+  if (!session) {
+    void vscode.window.showInformationMessage('Alisio: no session in this workspace yet, so no checkpoint. Alisio: Prompt starts one.');
+    return;
+  }
+  const res = await ctx.request<CheckpointResult>('alisio/checkpoint', { session });
+  if (!res) {
+    return;
+  }
+  if (!res.editable) {
+    void vscode.window.showInformationMessage('Alisio: this session has no checkpoint yet: it has not been compacted.');
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(checkpointUri(res.session));
+  await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+/** undoCompaction undoes the current session's last compaction (or reduction, or checkpoint edit) and says what
+ * the daemon did, as a warning when the restored conversation will be compacted again. */
+export async function undoCompaction(ctx: Ctx) {
+  const res = await ctx.request<UndoCompactionResult>('alisio/undoCompaction', { session: ctx.currentSession() });
+  if (!res) {
+    return;
+  }
+  if (res.willCompact || res.overHardLimit) {
+    void vscode.window.showWarningMessage(`Alisio: ${res.message}`, 'Compact with a Focus').then((c) => {
+      if (c) {
+        void vscode.commands.executeCommand('alisio.compact');
+      }
+    });
+  } else {
+    void vscode.window.showInformationMessage(`Alisio: ${res.message}`);
+  }
+  await refreshStatus(ctx);
+  await refreshChat(ctx);
+}

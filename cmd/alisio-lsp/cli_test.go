@@ -896,3 +896,45 @@ func TestCLI_ImportStreamsAndIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCLI_UndoAndEditCheckpoint: checkpoint prints the editable document, --set replaces it (a bad one refused
+// with every problem named, nothing saved), compact --undo undoes the edit and then the compaction, exactly
+// (the export before and after match), and says when there is nothing left.
+func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
+	data := t.TempDir()
+	gen := mustCLI(t, data, "sessions", "generate", "--messages", "300")
+	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, gen, "sessions", "import", "-"); return o }())
+	before := mustCLI(t, data, "sessions", "export", id)
+	if _, errOut, code := cli(t, data, "", "checkpoint", id); code == 0 || !strings.Contains(errOut, "no checkpoint to edit") {
+		t.Fatalf("checkpoint of a session never compacted: %d %s", code, errOut)
+	}
+	mustCLI(t, data, "compact", id)
+	doc := mustCLI(t, data, "checkpoint", id)
+	if !strings.HasPrefix(doc, "{\n  \"goal\": ") {
+		t.Fatalf("editable checkpoint:\n%.300s", doc)
+	}
+	if _, errOut, code := cli(t, data, `{"goal": 1}`, "checkpoint", id, "--set", "-"); code == 0 ||
+		!strings.Contains(errOut, "goal: got number, want string; instructions is missing") || !strings.Contains(errOut, "Nothing was saved") {
+		t.Fatalf("a bad checkpoint: %d %s", code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "checkpoint.json")
+	must(t, os.WriteFile(file, []byte(strings.Replace(doc, `"goal": "`, `"goal": "Edited from the shell. `, 1)), 0o644))
+	if out := mustCLI(t, data, "checkpoint", id, "--set", file); !strings.Contains(out, "is replaced") {
+		t.Fatalf("--set: %s", out)
+	}
+	if doc := mustCLI(t, data, "checkpoint", id); !strings.Contains(doc, "Edited from the shell.") {
+		t.Fatalf("after --set:\n%.300s", doc)
+	}
+	if out := mustCLI(t, data, "compact", id, "--undo"); !strings.Contains(out, "Undid the last checkpoint edit") || !strings.Contains(out, "Undo again (alisio-lsp compact "+id+" --undo)") {
+		t.Fatalf("undo of the edit: %s", out)
+	}
+	if out := mustCLI(t, data, "compact", id, "--undo"); !strings.Contains(out, "Undid the last compaction") {
+		t.Fatalf("undo of the compaction: %s", out)
+	}
+	if after := mustCLI(t, data, "sessions", "export", id); after != before {
+		t.Fatal("the export after undoing differs from the one before the compaction")
+	}
+	if _, errOut, code := cli(t, data, "", "compact", id, "--undo"); code == 0 || !strings.Contains(errOut, "there is no compaction to undo") {
+		t.Fatalf("a third undo: %d %s", code, errOut)
+	}
+}

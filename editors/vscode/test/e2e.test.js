@@ -112,6 +112,16 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
 
     // A click on the meter opens the Alisio menu (Compact, Open Chat, Show Context, Show Tools, …).
     const input = page.locator('.quick-input-widget input');
+    /** runCommand runs a command of the palette by its title. */
+    const runCommand = async (title) => {
+      await page.keyboard.press('F1');
+      await until('the command palette', async () => input.isVisible());
+      await input.fill('>' + title);
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title });
+      await until(title + ' in the list', async () => (await row.count()) > 0);
+      await row.first().click();
+      await until('the palette to close', async () => !(await input.isVisible()));
+    };
     await meter.first().click();
     await until('the Alisio menu', async () => (await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Tools' }).count()) > 0);
     assert.ok(await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Chat' }).count() > 0);
@@ -222,6 +232,37 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await page.locator('.quick-input-list .monaco-list-row', { hasText: /Undo Changes of the Last Turn/ }).first().click();
     await until('main.go restored', async () => fs.readFileSync(path.join(ws, 'main.go'), 'utf8') === 'package main\n');
     await until('the undo said so', async () => (await toast("undid the last turn's changes to main.go").count()) > 0);
+
+    // Alisio: Edit Checkpoint: the checkpoint as JSON, checked against its schema as you type; a save the daemon
+    // refuses says why and keeps the text; a good one is stored; the chat boundary's Undo puts the one before back.
+    await runCommand('Alisio: Edit Checkpoint');
+    await until('the checkpoint document', async () => (await page.locator('.tab', { hasText: 'alisio-checkpoint.json' }).count()) > 0, 30000);
+    // Line 2 is `  "goal": "…",`: the key renamed (a word, no quote typed: nothing auto-closes), then the value.
+    const atGoal = async () => {
+      await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Home'); // the line's first non-blank: the key's opening quote
+    };
+    await atGoal();
+    await page.keyboard.press('ArrowRight');
+    for (let i = 0; i < 4; i++) await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.insertText('gaol');
+    await until('the schema warning as you type', async () => (await page.locator('.monaco-editor .squiggly-warning, .monaco-editor .squiggly-error').count()) > 0, 60000);
+    await page.screenshot({ path: shot('vscode-edit-checkpoint.png') });
+    await page.keyboard.press('Control+S');
+    await until('the refused save', async () => (await toast('goal is missing').count()) > 0, 30000);
+    await page.keyboard.press('Control+Z');
+    await atGoal();
+    for (let i = 0; i < 9; i++) await page.keyboard.press('ArrowRight'); // past `"goal": "`
+    await page.keyboard.insertText('Edited in VS Code. ');
+    await page.keyboard.press('Control+S');
+    await until('the saved checkpoint', async () => (await toast('checkpoint saved').count()) > 0, 30000);
+    await until('the edit in the chat', async () => (await view.locator('details.boundary details.checkpoint').textContent()).includes('Edited in VS Code'), 30000);
+    await view.locator('details.boundary > summary').click();
+    await view.locator('.boundary-actions button', { hasText: 'Undo' }).click();
+    await until('the undo said', async () => (await toast('Undid the last checkpoint edit').count()) > 0, 30000);
+    await until('the checkpoint before the edit in the chat', async () => !(await view.locator('details.boundary details.checkpoint').textContent()).includes('Edited in VS Code'), 30000);
 
     // @alisio in VS Code's own Chat view (its AI features left on): /context answers with the breakdown.
     await page.keyboard.press('F1');

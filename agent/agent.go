@@ -205,7 +205,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 	for {
 		cfg := a.Settings() // settings changed during the turn apply from the next model call
 		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("turn cancelled: %w", err)
+			return res, turnStopped{err}
 		}
 		if used, _, _ := st.figures(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
 			return res, tokenCapError(used, cfg.Limits.MaxTokens)
@@ -244,7 +244,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		res.ModelCalls++
 		if err != nil {
 			if ctx.Err() != nil {
-				return res, fmt.Errorf("turn cancelled: %w", ctx.Err())
+				return res, turnStopped{ctx.Err()}
 			}
 			return res, fmt.Errorf("%w: %w (your prompt and everything the turn did so far are saved; send the same prompt again in this session to resume the turn: it is not stored twice)", ErrModelCall, err)
 		}
@@ -289,6 +289,19 @@ func (e *StepLimitError) Error() string {
 		"Everything it did is saved; send another prompt (for example \"continue\") to let it go on, "+
 		"or raise limits.maxStepsPerTurn (0 = no cap)", e.Steps)
 }
+
+// ErrTurnStopped: the user stopped the turn (Ctrl-C, Stop, a closed terminal); what it did is saved.
+var ErrTurnStopped = errors.New("the turn was stopped")
+
+// turnStopped is ErrTurnStopped with its cause (the context's error), in words for the user.
+type turnStopped struct{ cause error }
+
+func (e turnStopped) Error() string {
+	return "the turn was stopped: what it did so far is saved, and the next prompt in this session continues from there"
+}
+
+// Unwrap lets errors.Is match ErrTurnStopped and the cause (context.Canceled).
+func (e turnStopped) Unwrap() []error { return []error{ErrTurnStopped, e.cause} }
 
 // toolCancelGrace is how long a cancelled turn waits for its running tool to stop before it leaves it behind.
 const toolCancelGrace = 500 * time.Millisecond

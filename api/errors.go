@@ -147,8 +147,12 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindUncertainCalls, Session: calls.Session, Calls: ids},
 			msg + " Record that their outcome is unknown (" + recoverWords(w, calls.Session) + "), then continue."
 	case errors.As(err, &uncertain):
-		return ErrorData{Kind: KindUncertainCalls, Calls: uncertain.CallIDs},
-			msg + ": record that their outcome is unknown first (" + recoverWords(w, "SESSION") + ")."
+		session := uncertain.Session
+		if session == "" {
+			session = "SESSION"
+		}
+		return ErrorData{Kind: KindUncertainCalls, Session: uncertain.Session, Calls: uncertain.CallIDs},
+			msg + ": record that their outcome is unknown first (" + recoverWords(w, session) + ")."
 	case errors.Is(err, agent.ErrNoProvider):
 		return ErrorData{Kind: KindNoProvider}, msg + ": " + w.Provider +
 			". To try alisio without an API key, run alisio-testprovider and point the base URL at it."

@@ -45,8 +45,12 @@ var (
 	errNothingUsable = errors.New("nothing usable")
 )
 
-// UncertainError lists the uncertain calls that block a compaction (G3).
-type UncertainError struct{ CallIDs []string }
+// UncertainError lists the uncertain calls that block a compaction (G3), and names the session when the
+// compaction knew it (Options.Session).
+type UncertainError struct {
+	CallIDs []string
+	Session string
+}
 
 // Error names the calls; how to recover them is added by the edge that shows it (api.Explain).
 func (e *UncertainError) Error() string {
@@ -174,7 +178,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	start := time.Now()
 	before := in.InstructionsChars + transcript.TotalChars(in.View)
 	if calls := transcript.UnansweredCalls(in.View); len(calls) > 0 {
-		err := &UncertainError{}
+		err := &UncertainError{Session: opts.Session}
 		for _, c := range calls {
 			err.CallIDs = append(err.CallIDs, c.ID)
 		}

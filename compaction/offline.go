@@ -234,11 +234,29 @@ func callPaths(args string) []string {
 		}
 	}
 	for _, m := range pathPattern.FindAllString(args, 5) {
-		if strings.Contains(m, "/") || strings.Count(m, ".") == 1 {
+		if looksLikeFile(m) {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// fileExtensions are the extensions a word in free text must end with to be taken for a file name: without
+// the list, code in a command (f.write, self.encoding) reads as files.
+var fileExtensions = map[string]bool{"go": true, "py": true, "js": true, "ts": true, "tsx": true, "jsx": true, "rs": true,
+	"java": true, "kt": true, "c": true, "h": true, "cc": true, "cpp": true, "hpp": true, "cs": true, "rb": true, "php": true,
+	"swift": true, "lua": true, "sh": true, "md": true, "txt": true, "json": true, "yaml": true, "yml": true, "toml": true,
+	"xml": true, "html": true, "css": true, "sql": true, "proto": true, "mod": true, "sum": true, "lock": true, "cfg": true,
+	"ini": true, "conf": true, "rst": true, "vue": true, "svelte": true, "scala": true, "ex": true, "exs": true, "zig": true}
+
+// looksLikeFile says whether m, a path-shaped word found in free text, names a file: a path with a folder, or a
+// name with a known extension.
+func looksLikeFile(m string) bool {
+	ext := strings.ToLower(m[strings.LastIndexByte(m, '.')+1:])
+	if strings.Contains(m, "/") {
+		return !strings.HasPrefix(m, "/") || fileExtensions[ext]
+	}
+	return strings.Count(m, ".") == 1 && fileExtensions[ext]
 }
 
 // uniqueList is a list of strings that takes each non-empty string once, in order of first appearance.

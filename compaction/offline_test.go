@@ -107,3 +107,25 @@ func TestOffline_SameCheckpointWithoutPrompt(t *testing.T) {
 		t.Fatalf("checkpoint %q, with the prompt %q", got.Rewrite.Insert[0].Text, want.Rewrite.Insert[0].Text)
 	}
 }
+
+// TestOffline_CodeIsNotAFile: words of code in a command (f.write, self.encoding) are not relevant files; a
+// path with a folder or a known extension is.
+func TestOffline_CodeIsNotAFile(t *testing.T) {
+	run := asst("running it", "c1")
+	run.ToolCalls[0].Name, run.ToolCalls[0].Arguments = "run_command", `{"command":"python -c 'f.write(x); self.encoding; open(\"setup.py\")' && cat docs/notes.md"}`
+	span := []transcript.Message{user("fix it"), run, result("c1", "ok"), asst("done")}
+	reply, err := compaction.Offline{}.Summarize(context.Background(), compaction.SummaryRequest{Span: span})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"f.write", "self.encoding"} {
+		if strings.Contains(reply.Text, `"path":"`+bad+`"`) {
+			t.Errorf("%s is listed as a relevant file: %s", bad, reply.Text)
+		}
+	}
+	for _, good := range []string{"setup.py", "docs/notes.md"} {
+		if !strings.Contains(reply.Text, `"path":"`+good+`"`) {
+			t.Errorf("%s is not listed: %s", good, reply.Text)
+		}
+	}
+}

@@ -81,7 +81,41 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, 
 	f.StringVar(&a.logFile, "log-file", "", "write logs to this file (default stderr; logs never go to stdout)")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.AddCommand(a.serveCommand(), a.versionCommand(), a.sessionsCommand(), a.compactCommand(), a.checkpointCommand(), a.contextCommand(), a.promptCommand(), a.toolsCommand(), a.memoriesCommand(), a.daemonCommand())
+	root.Version = version()
+	root.SetVersionTemplate(fmt.Sprintf("alisio-lsp {{.Version}} (store format %d)\n", storage.FormatVersion))
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() {
+			requireSubcommand(c)
+		}
+	}
 	return root, a
+}
+
+// requireSubcommand makes group, a command that only holds subcommands ("sessions"), fail on a word that
+// names none ("sessions lst"), with the nearest names as a hint, instead of printing its help and succeeding.
+func requireSubcommand(group *cobra.Command) {
+	group.SuggestionsMinimumDistance = 2
+	group.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("%s needs a subcommand: %s (--help says what each does)", cmd.CommandPath(), subcommandNames(cmd))
+		}
+		hint := ""
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+		}
+		return fmt.Errorf("unknown command %q for %s%s (its subcommands: %s)", args[0], cmd.CommandPath(), hint, subcommandNames(cmd))
+	}
+	group.RunE = func(*cobra.Command, []string) error { return nil } // reached only when Args let it through
+}
+
+func subcommandNames(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // exitCode is the exit status of a command the shared daemon ran; its output is already printed.

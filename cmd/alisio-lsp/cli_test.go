@@ -454,12 +454,25 @@ func TestCLI_TryScriptWorksAnywhere(t *testing.T) {
 	if strings.Contains(out, `"isError":true`) || strings.Count(out, `"isError":false`) != 2 || !strings.Contains(out, "turn_completed") {
 		t.Fatalf("%s", out)
 	}
-	// The script loops: a second prompt gets the same tools and answer.
-	if again := mustCLI(t, data, "--json", "--config", cfg, "prompt", "--workspace", ws, "and again"); strings.Count(again, `"isError":false`) != 2 {
+	// The script loops: a second prompt gets the same tools and answer, in the same session (the workspace's
+	// latest goes on); --new starts another.
+	again := mustCLI(t, data, "--json", "--config", cfg, "prompt", "--workspace", ws, "and again")
+	if strings.Count(again, `"isError":false`) != 2 {
 		t.Fatalf("second prompt: %s", again)
 	}
-	var session struct{ ID string }
+	var session, second, third struct {
+		ID        string
+		Continued bool
+	}
 	_ = json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &session)
+	_ = json.Unmarshal([]byte(strings.SplitN(again, "\n", 2)[0]), &second)
+	if second.ID != session.ID || !second.Continued || session.Continued {
+		t.Fatalf("the second prompt's session %+v; the first's %+v", second, session)
+	}
+	_ = json.Unmarshal([]byte(strings.SplitN(mustCLI(t, data, "--json", "--config", cfg, "prompt", "--workspace", ws, "--new", "fresh"), "\n", 2)[0]), &third)
+	if third.ID == session.ID || third.ID == "" || third.Continued {
+		t.Fatalf("--new: %+v", third)
+	}
 	if export := mustCLI(t, data, "sessions", "export", session.ID); !strings.Contains(export, "notes.txt:1: TODO: try alisio") {
 		t.Fatalf("the search result is not in the session: %s", export)
 	}
@@ -701,7 +714,7 @@ func TestCLI_Tools(t *testing.T) {
 		CatalogChars int
 		Confinement  string
 	}
-	if err := json.Unmarshal([]byte(out), &line); err != nil || line.Type != "tools" || len(line.Sources) != 1 || line.Sources[0].Count != 6 ||
+	if err := json.Unmarshal([]byte(out), &line); err != nil || line.Type != "tools" || len(line.Sources) != 1 || line.Sources[0].Count != 7 ||
 		line.CatalogChars != line.Sources[0].Chars || !strings.Contains(line.Confinement, "run_command") {
 		t.Fatalf("tools: %v %s", err, out)
 	}
@@ -936,5 +949,27 @@ func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
 	}
 	if _, errOut, code := cli(t, data, "", "compact", id, "--undo"); code == 0 || !strings.Contains(errOut, "there is no compaction to undo") {
 		t.Fatalf("a third undo: %d %s", code, errOut)
+	}
+}
+
+// TestCLI_WordsForMistakes: --version works; an empty prompt, a group command without its subcommand and a
+// mistyped subcommand fail, naming what to type.
+func TestCLI_WordsForMistakes(t *testing.T) {
+	data := t.TempDir()
+	if out := mustCLI(t, data, "--version"); !strings.HasPrefix(out, "alisio-lsp ") || !strings.Contains(out, "store format") {
+		t.Fatalf("--version: %q", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prompt", " "}, "the prompt is empty"},
+		{[]string{"sessions", "lst"}, `unknown command "lst" for alisio-lsp sessions; did you mean list?`},
+		{[]string{"sessions"}, "alisio-lsp sessions needs a subcommand: delete, export"},
+		{[]string{"memories", "rm"}, `unknown command "rm" for alisio-lsp memories`},
+	} {
+		if _, errOut, code := cli(t, data, "", tc.args...); code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want it to say %q", tc.args, code, errOut, tc.want)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os/signal"
 	"strconv"
 	"strings"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
@@ -109,7 +112,12 @@ func (a *app) compactCommand() *cobra.Command {
 				if undo {
 					return a.undoCompaction(m, id)
 				}
-				_, err = m.Compact(cmd.Context(), id, focus, a.events(id))
+				ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
+				defer stop()
+				_, err = m.Compact(ctx, id, focus, a.events(id))
+				if err != nil && ctx.Err() != nil {
+					return errors.New("the compaction was stopped: the session is as it was")
+				}
 				return err
 			})
 		},
@@ -239,6 +247,8 @@ func windowFrom(source string) string {
 // nextCall says what the next model call does first.
 func nextCall(s agent.Status) string {
 	switch {
+	case len(s.UncertainCalls) > 0:
+		return "none yet: a prompt is refused until the uncertain tool calls are recorded (see the notice)"
 	case strings.HasPrefix(s.NextAction, "compact") && !s.Auto:
 		return "sends as is: compaction is due, but automatic compaction is off (compaction.auto)"
 	case s.NextAction == "compact (window)":

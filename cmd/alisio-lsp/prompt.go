@@ -6,33 +6,46 @@ import (
 	"fmt"
 	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 func (a *app) promptCommand() *cobra.Command {
 	var sessionID, workspace string
+	var fresh bool
 	cmd := &cobra.Command{
-		Use:   "prompt [--session ID] TEXT",
-		Short: "run one agent turn with the configured provider (a new session unless --session is given)",
+		Use:   "prompt [--session ID | --new] TEXT",
+		Short: "run one agent turn with the configured provider, continuing the workspace's latest session (--new: a new one)",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fmt.Errorf("missing TEXT, the prompt: usage: %s", cmd.UseLine())
 			}
+			if strings.TrimSpace(strings.Join(args, " ")) == "" {
+				return fmt.Errorf("the prompt is empty: give the text to send (usage: %s)", cmd.UseLine())
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(contextOf(cmd), syscall.SIGINT, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
 			defer stop()
 			text := strings.Join(args, " ")
 			return a.withStore(func(st *storage.Store) error {
 				dir := a.workspaceDir(workspace)
+				continued := false
+				if sessionID == "" && !fresh {
+					// As `codex exec resume --last`: the workspace's most recent session goes on.
+					if latest, ok, err := latestSession(st, dir); err != nil {
+						return err
+					} else if ok {
+						sessionID, continued = latest, true
+					}
+				}
 				if sessionID != "" {
 					id, err := resolveSession(st, sessionID)
 					if err != nil {
@@ -60,9 +73,12 @@ func (a *app) promptCommand() *cobra.Command {
 					}
 					sessionID = sess.ID
 				}
-				if a.jsonOut {
-					_ = a.emit("session", map[string]any{"id": sessionID})
-				} else {
+				switch {
+				case a.jsonOut:
+					_ = a.emit("session", map[string]any{"id": sessionID, "continued": continued})
+				case continued:
+					fmt.Fprintf(a.stderr, "session %s (the workspace's latest, continued; --new starts another)\n", sessionID)
+				default:
 					fmt.Fprintf(a.stderr, "session %s\n", sessionID)
 				}
 				ag.OnEvent = a.agentEvents()
@@ -87,9 +103,26 @@ func (a *app) promptCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session")
+	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (default: the workspace's most recent one)")
+	cmd.Flags().BoolVar(&fresh, "new", false, "start a new session")
+	cmd.MarkFlagsMutuallyExclusive("session", "new")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace root for the tools (default: the session's, else the current directory)")
 	return cmd
+}
+
+// latestSession is the most recently updated session of workspace dir, if it has one.
+func latestSession(st *storage.Store, dir string) (string, bool, error) {
+	all, err := st.Sessions(dir)
+	if err != nil || len(all) == 0 {
+		return "", false, err
+	}
+	latest := all[0]
+	for _, s := range all[1:] {
+		if s.UpdatedAt.After(latest.UpdatedAt) {
+			latest = s
+		}
+	}
+	return latest.ID, true, nil
 }
 
 func contextOf(cmd *cobra.Command) context.Context {

@@ -446,7 +446,7 @@ func TestNeovim_Tools(t *testing.T) {
 	ws, data := workspace(t)
 	r := nvim(t, "tools.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
 	offered := lines(r.Results["offered"])
-	for _, want := range []string{"built-in: 6 tools", "MCP server docs: 0 tools", "docs-mcp", "tool catalog:"} {
+	for _, want := range []string{"built-in: 7 tools", "MCP server docs: 0 tools", "docs-mcp", "tool catalog:"} {
 		if !strings.Contains(offered, want) {
 			t.Errorf(":AlisioTools lacks %q:\n%s", want, offered)
 		}

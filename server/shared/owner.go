@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -440,9 +439,9 @@ func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, versi
 	}
 	inputErr := make(chan error, 1)
 	go func() { inputErr <- sendInput(conn, stdin) }()
-	// Ctrl-C (or a kill) of this CLI closes the connection, which stops the command in the daemon.
+	// Ctrl-C, a kill or the terminal closing closes the connection, which stops the command in the daemon.
 	interrupted := make(chan os.Signal, 1)
-	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(interrupted, osproc.StopSignals()...)
 	defer signal.Stop(interrupted)
 	stopped := make(chan struct{})
 	defer close(stopped)
@@ -464,6 +463,7 @@ func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, versi
 		}
 		if err := dec.Decode(&line); err != nil {
 			if wasInterrupted.Load() {
+				fmt.Fprintln(stderr, "alisio-lsp: stopped (a compaction stopped leaves the session as it was; a turn keeps what it did)")
 				return 130, true
 			}
 			select {

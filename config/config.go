@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Config is the whole configuration.
@@ -188,8 +189,7 @@ func (e *FieldError) Error() string {
 // changes nothing (an editor with no alisio settings). The result is validated; on error base is returned
 // unchanged with the error.
 func Overlay(base Config, raw []byte, source string) (Config, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return base, nil
 	}
 	next := base.clone()
@@ -221,13 +221,13 @@ func Overlay(base Config, raw []byte, source string) (Config, error) {
 // decodeStrict decodes the one JSON object of raw into v, refusing unknown fields and trailing data; errors
 // name the field with prefix before it.
 func decodeStrict(raw []byte, v any, prefix string) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
+	// raw itself is decoded, leading blank lines included, so that a syntax error's line is the file's.
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		where := "the settings"
 		if prefix != "" {
 			where = strings.TrimSuffix(prefix, ".")
 		}
-		return fmt.Errorf("%s must be a JSON object ({...}), not %s", where, clip(string(raw)))
+		return fmt.Errorf("%s must be a JSON object ({...}), not %s", where, clip(string(t)))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -237,10 +237,14 @@ func decodeStrict(raw []byte, v any, prefix string) error {
 				return fmt.Errorf("unknown setting %s%s (see the configuration reference in the README)", prefix, path)
 			}
 		}
-		return explainDecode(err, prefix)
+		return explainDecode(err, prefix, raw)
 	}
 	if tok, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("unexpected %s after the JSON object: remove it (one JSON object is expected)", clip(fmt.Sprint(tok)))
+	}
+	// encoding/json matches names regardless of case: a name in another case ("baseUrl") is refused here.
+	if path := unknownField(raw, reflect.TypeOf(v)); path != "" {
+		return fmt.Errorf("unknown setting %s%s (see the configuration reference in the README)", prefix, path)
 	}
 	return nil
 }
@@ -264,7 +268,7 @@ func (c Config) clone() Config {
 	return c
 }
 
-func explainDecode(err error, prefix string) error {
+func explainDecode(err error, prefix string, raw []byte) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		// The path names embedded Go structs (Config, Provider) too: keep only the JSON names (lower case).
@@ -286,7 +290,10 @@ func explainDecode(err error, prefix string) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, err)
+		before := raw[:min(int(se.Offset), len(raw))]
+		line := bytes.Count(before, []byte("\n")) + 1
+		col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+		return fmt.Errorf("invalid JSON at line %d, column %d: %s", line, col, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return err
 }
@@ -326,6 +333,9 @@ func unknownField(raw []byte, t reflect.Type) string {
 		for _, k := range sortedKeys(m) {
 			field, ok := jsonField(t, k)
 			if !ok {
+				if near := nearField(t, k); near != "" {
+					return k + " (did you mean " + near + "? setting names are case-sensitive)"
+				}
 				return k
 			}
 			if path := unknownField(m[k], field.Type); path != "" {
@@ -359,11 +369,36 @@ func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
 		if name == "" {
 			name = f.Name
 		}
-		if name != "-" && f.IsExported() && strings.EqualFold(name, key) {
+		if name != "-" && f.IsExported() && name == key {
 			return f, true
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// nearField is the setting of struct t whose name differs from key only in case ("baseURL" for "baseUrl"),
+// or "".
+func nearField(t reflect.Type, key string) string {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			inner := f.Type
+			for inner.Kind() == reflect.Pointer {
+				inner = inner.Elem()
+			}
+			if inner.Kind() == reflect.Struct {
+				if n := nearField(inner, key); n != "" {
+					return n
+				}
+			}
+			continue
+		}
+		if name != "" && name != "-" && f.IsExported() && strings.EqualFold(name, key) {
+			return name
+		}
+	}
+	return ""
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

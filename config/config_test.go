@@ -143,3 +143,22 @@ func TestActiveProvider_WindowSource(t *testing.T) {
 		t.Fatalf("provider.contextWindow wins: %+v %q", p, src)
 	}
 }
+
+// TestLoad_NamesAreExactAndSyntaxErrorsHaveALine: a setting in another case is refused with the right name as
+// a hint (encoding/json alone would take it), and a syntax error says its line and column.
+func TestLoad_NamesAreExactAndSyntaxErrorsHaveALine(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ text, want string }{
+		{`{"provider": {"kind": "openai", "baseUrl": "http://x"}}`, "unknown setting provider.baseUrl (did you mean baseURL? setting names are case-sensitive)"},
+		{`{"Compaction": {}}`, "unknown setting Compaction (did you mean compaction?"},
+		{"\n{\n  \"limits\": {\n    \"maxContextChars\": 1000,,\n  }\n}", "invalid JSON at line 4, column 29"},
+	} {
+		path := filepath.Join(dir, "c.json")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v; want it to say %q", tc.text, err, tc.want)
+		}
+	}
+}

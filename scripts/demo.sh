@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=bin/alisio-lsp
+echo "== Building bin/alisio-lsp and bin/alisio-testprovider (go build). The first build on a machine downloads the"
+echo "   Go modules and compiles them: several minutes and up to about 3 GB of memory (README, Install); later"
+echo "   builds take seconds."
 go build -o "$bin" ./cmd/alisio-lsp
 go build -o bin/alisio-testprovider ./cmd/alisio-testprovider
 data=$(mktemp -d)
@@ -40,7 +43,7 @@ echo; echo "== 6. What the model receives next (first message: the checkpoint)"
 
 echo; echo "== 7. Nothing is lost: the full history keeps every original, marked compacted"
 "$bin" --data-dir "$data" sessions show "$id" --all | sed -n '1,6p'
-"$bin" --data-dir "$data" sessions show "$id" --all > "$data/all.txt"
+"$bin" --data-dir "$data" sessions show "$id" --all --limit 0 > "$data/all.txt" # the whole history, not its last page
 echo "  … $(awk '$3 ~ /compacted/' "$data/all.txt" | wc -l) messages marked compacted: kept for audit, no longer sent (the summarized"
 echo "    ones, earlier checkpoints, and the untrimmed originals of $(awk '$3 ~ /truncated/' "$data/all.txt" | wc -l) tool outputs now sent trimmed)"
 

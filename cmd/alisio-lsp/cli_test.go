@@ -967,6 +967,7 @@ func TestCLI_WordsForMistakes(t *testing.T) {
 		{[]string{"sessions", "lst"}, `unknown command "lst" for alisio-lsp sessions; did you mean list?`},
 		{[]string{"sessions"}, "alisio-lsp sessions needs a subcommand: delete, export"},
 		{[]string{"memories", "rm"}, `unknown command "rm" for alisio-lsp memories`},
+		{[]string{"sessions", "import", "-", "--workspace", "/nonexistent/ws"}, "--workspace /nonexistent/ws is not a folder"},
 	} {
 		if _, errOut, code := cli(t, data, "", tc.args...); code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, %q; want it to say %q", tc.args, code, errOut, tc.want)

@@ -133,11 +133,23 @@ func contextOf(cmd *cobra.Command) context.Context {
 }
 
 // agentEvents prints a turn as it runs: streamed text, tool calls and results, compaction events.
-// With --json every event but the streamed text is one line in the daemon's alisio/event shape (the reply
-// comes whole in turn_completed).
+// With --json every event but the streamed text is one line in the daemon's alisio/event shape; the text the
+// assistant wrote before a tool call is a "text" line before it, and the reply comes whole in turn_completed.
 func (a *app) agentEvents() func(agent.Event) {
+	var text strings.Builder // with --json: the assistant's text since the last call, said before the next
 	return func(e agent.Event) {
 		if a.jsonOut {
+			switch e.Kind {
+			case agent.EventDelta:
+				text.WriteString(e.Delta.Text)
+			case agent.EventToolCall:
+				if strings.TrimSpace(text.String()) != "" {
+					_ = a.emit("text", map[string]any{"session": e.Session, "text": text.String()})
+				}
+				text.Reset()
+			case agent.EventReply:
+				text.Reset() // the reply comes whole in turn_completed
+			}
 			if ev, ok := api.EventOf(e); ok && e.Kind != agent.EventDelta && e.Kind != agent.EventReply {
 				_ = a.emitValue(ev)
 			}

@@ -240,6 +240,11 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				return fmt.Errorf("--format: %w", err)
 			}
 			a.readsStdin = args[0] == "-"
+			if workspace != "" {
+				if info, err := os.Stat(a.workspaceDir(workspace)); err != nil || !info.IsDir() {
+					return fmt.Errorf("--workspace %s is not a folder: give the folder the session's tools work in (it must exist)", workspace)
+				}
+			}
 			ownStore := a.store == nil // not run by the shared daemon for this command
 			return a.withStore(func(st *storage.Store) error {
 				if ownStore {
@@ -271,9 +276,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				for _, s := range im.Skipped {
-					fmt.Fprintf(a.stderr, "alisio-lsp: skipped %s\n", s)
-				}
+				a.reportSkipped(im.Skipped)
 				if u := n.pending.Len(); u > 0 {
 					fmt.Fprintf(a.stderr, "alisio-lsp: %d tool call(s) have no result and are uncertain; recover them before compacting\n", u)
 				}
@@ -292,6 +295,20 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace root the session belongs to (default: current directory)")
 	cmd.Flags().StringVar(&title, "title", "", "session title (default: the file name)")
 	return cmd
+}
+
+// maxSkippedNotes is how many skipped records an import names one by one; the rest are counted.
+const maxSkippedNotes = 3
+
+// reportSkipped says what an import skipped: the first few records by name, then how many more.
+func (a *app) reportSkipped(skipped []string) {
+	for i, s := range skipped {
+		if i == maxSkippedNotes {
+			fmt.Fprintf(a.stderr, "alisio-lsp: skipped %d more record(s) of the same kinds\n", len(skipped)-maxSkippedNotes)
+			return
+		}
+		fmt.Fprintf(a.stderr, "alisio-lsp: skipped %s\n", s)
+	}
 }
 
 // importMemoryLimit is the soft memory limit of a process that imports a transcript into its own store. The

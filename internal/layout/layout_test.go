@@ -4,6 +4,7 @@ package layout
 
 import (
 	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rhysd/actionlint"
 )
 
 const module = "github.com/alisio-lsp/alisio-lsp/"
@@ -108,5 +111,26 @@ func TestArchitectureMap(t *testing.T) {
 				t.Errorf("%s's row allows %s, which is not earlier in the table (imports point inward)", r.pkg, a)
 			}
 		}
+	}
+}
+
+// TestWorkflowsLint: the forge's workflows (.github/workflows), which cannot run here, pass actionlint — its
+// checks of the workflow syntax, expressions and shell scripts (shellcheck where it is installed).
+func TestWorkflowsLint(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", ".github", "workflows", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no workflow found (%v)", err)
+	}
+	var out bytes.Buffer
+	linter, err := actionlint.NewLinter(&out, &actionlint.LinterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := linter.LintFiles(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) > 0 {
+		t.Fatalf("%d problem(s) in the workflows:\n%s", len(errs), out.String())
 	}
 }

@@ -454,6 +454,10 @@ func TestCLI_TryScriptWorksAnywhere(t *testing.T) {
 	if strings.Contains(out, `"isError":true`) || strings.Count(out, `"isError":false`) != 2 || !strings.Contains(out, "turn_completed") {
 		t.Fatalf("%s", out)
 	}
+	// The assistant's words before its tool calls are a line of their own, before the calls.
+	if at := strings.Index(out, `"text":"(scripted test model) Let me look around`); at < 0 || at > strings.Index(out, `"type":"tool_call"`) {
+		t.Fatalf("no text line before the tool calls:\n%s", out)
+	}
 	// The script loops: a second prompt gets the same tools and answer, in the same session (the workspace's
 	// latest goes on); --new starts another.
 	again := mustCLI(t, data, "--json", "--config", cfg, "prompt", "--workspace", ws, "and again")

@@ -326,7 +326,7 @@ func TestAgent_TimeoutAndCancellation(t *testing.T) {
 	start := time.Now()
 	_, err := h.agent.Prompt(ctx, id, "hello")
 	// Well before the provider's 30 s answer: the cancellation, not the reply, ended the turn.
-	if err == nil || !strings.Contains(err.Error(), "cancelled") || time.Since(start) > 20*time.Second {
+	if !errors.Is(err, agent.ErrTurnStopped) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 20*time.Second {
 		t.Fatalf("%v after %v", err, time.Since(start))
 	}
 	h.checkAll(t, id)
@@ -662,7 +662,7 @@ func TestAgent_CancelEndsATurnWhateverTheToolDoes(t *testing.T) {
 	go func() { _, err := h.agent.Prompt(ctx, id, "wait"); done <- err }()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "cancelled") {
+		if !errors.Is(err, agent.ErrTurnStopped) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled turn: %v", err)
 		}
 	case <-time.After(20 * time.Second):

@@ -148,7 +148,7 @@ func (a *Agent) UndoCompaction(id string) (CompactionUndo, error) {
 }
 
 // ErrNoCheckpoint: the session has no checkpoint to edit.
-var ErrNoCheckpoint = errors.New("the session has no checkpoint to edit: it was never compacted (or its compactions are undone)")
+var ErrNoCheckpoint = errors.New("the session has no checkpoint: it has not been compacted, or its compactions were undone")
 
 // EditCheckpoint replaces session id's checkpoint with the edited document doc (compaction.Editable's shape),
 // after the checks a model's checkpoint gets (compaction.EditCheckpoint). The checkpoint before stays in the
@@ -170,6 +170,9 @@ func (m *ContextManager) EditCheckpoint(id string, doc []byte) (compaction.Check
 	cp, msg, err := compaction.EditCheckpoint(doc, current, compaction.CheckpointLimit(limit))
 	if err != nil {
 		return compaction.Checkpoint{}, err
+	}
+	if msg.Text == v.Messages[pos].Text {
+		return cp, nil // saved unchanged: no new version, no step to undo
 	}
 	rw := transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), Replace: map[int]transcript.Message{pos: msg}}
 	if _, err := m.Store.Apply(id, rw); err != nil {

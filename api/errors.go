@@ -41,7 +41,7 @@ const (
 	// KindNothingToCompact: a compaction found nothing it could summarize, or nothing that would shrink the
 	// conversation; its compaction_skipped event said why, so an editor need not say it twice.
 	KindNothingToCompact ErrorKind = "nothingToCompact"
-	// KindInvalidCheckpoint: an edited checkpoint does not follow the checkpoint schema (the message says where).
+	// KindInvalidCheckpoint: an edited checkpoint was refused: not JSON, not the checkpoint schema, or too large.
 	KindInvalidCheckpoint ErrorKind = "invalidCheckpoint"
 	// KindNoCheckpoint: the session has no checkpoint to edit.
 	KindNoCheckpoint ErrorKind = "noCheckpoint"
@@ -113,7 +113,7 @@ func WordsFor(editor string) Words {
 
 // ShellWords are the CLI's words: its commands.
 func ShellWords() Words {
-	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt TEXT without --session",
+	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt --new TEXT",
 		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: "alisio-lsp sessions recover %s --acknowledge",
 		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
 		MaxOutput: "compaction.maxOutputTokens in the config", UndoCompaction: "alisio-lsp compact %s --undo",

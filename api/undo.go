@@ -26,9 +26,10 @@ func UndoSentence(u agent.CompactionUndo, session string, w Words) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Undid the last %s: the conversation is again as it was before it (%d messages)", u.Kind, u.Restored)
 	if u.Kept > 0 {
-		fmt.Fprintf(&b, ", with the %d message(s) added since after them", u.Kept)
+		fmt.Fprintf(&b, ", followed by the %d message(s) added since", u.Kept)
 	}
 	b.WriteString(".")
+	compact := strings.ReplaceAll(w.Compact, "SESSION", session)
 	if u.More {
 		undo := w.UndoCompaction
 		if strings.Contains(undo, "%s") {
@@ -38,9 +39,9 @@ func UndoSentence(u agent.CompactionUndo, session string, w Words) string {
 	}
 	switch {
 	case u.OverHardLimit:
-		fmt.Fprintf(&b, " It is over the context budget: the next message compacts or trims it before anything is sent. To choose what the checkpoint keeps, compact it now with a focus (%s), or keep more recent turns verbatim (%s).", w.Compact, w.KeepTurns)
+		fmt.Fprintf(&b, " It is over the context budget: the next message compacts or trims it before anything is sent. To choose what the checkpoint keeps, compact it now with a focus (%s), or keep more recent turns verbatim (%s).", compact, w.KeepTurns)
 	case u.WillCompact:
-		fmt.Fprintf(&b, " It is past the compaction threshold: the next message compacts it again. To choose what the checkpoint keeps, compact it now with a focus (%s), or keep more recent turns verbatim (%s).", w.Compact, w.KeepTurns)
+		fmt.Fprintf(&b, " It is past the compaction threshold: the next message compacts it again. To choose what the checkpoint keeps, compact it now with a focus (%s), or keep more recent turns verbatim (%s).", compact, w.KeepTurns)
 	}
 	return b.String()
 }

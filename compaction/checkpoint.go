@@ -33,6 +33,9 @@ type Checkpoint struct {
 	Fidelity Fidelity `json:"fidelity,omitempty"`
 	// Replaced counts the messages the checkpoint stands for, those its predecessors replaced included.
 	Replaced int `json:"replaced,omitempty"`
+	// Context is what the plugins placed after the checkpoint (their AfterCompact injectContext): sent with it,
+	// kept by an edit of it, replaced by the next compaction's.
+	Context string `json:"context,omitempty"`
 }
 
 // RelevantFile is a file the checkpoint points the model to.
@@ -261,7 +264,7 @@ func (cp *Checkpoint) Render() string {
 		list("User instructions and constraints", cp.Instructions)
 		list("Relevant files", cp.files())
 		section(userWordsTitle, quoteAll(cp.UserWords, cp.UserWordsOmitted))
-		return strings.TrimRight(b.String(), "\n")
+		return cp.withContext(b.String())
 	}
 	section("Goal", cp.Goal)
 	list("User instructions and constraints", cp.Instructions)
@@ -271,7 +274,16 @@ func (cp *Checkpoint) Render() string {
 	list("Next steps", cp.NextSteps)
 	list("Relevant files", cp.files())
 	section(userWordsTitle, quoteAll(cp.UserWords, cp.UserWordsOmitted))
-	return strings.TrimRight(b.String(), "\n")
+	return cp.withContext(b.String())
+}
+
+// withContext ends the rendered checkpoint text with the plugins' context.
+func (cp *Checkpoint) withContext(text string) string {
+	text = strings.TrimRight(text, "\n")
+	if cp.Context != "" {
+		text += "\n\n" + cp.Context
+	}
+	return text
 }
 
 // files are the relevant files as the model reads them, one line each.

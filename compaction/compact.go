@@ -228,8 +228,9 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	if inject, reports := afterHooks(ctx, ext, opts, cp, stats.pluginFields, emit); len(inject) > 0 || len(reports) > 0 {
 		stats.reports = reports
 		if len(inject) > 0 {
-			text += "\n\n" + strings.Join(inject, "\n\n")
-			rw.Insert[0].Text = text
+			cp.Context = strings.Join(inject, "\n\n")
+			text = cp.Render()
+			rw.Insert[0].Text, rw.Insert[0].Structured = text, cp.structured()
 			after = rw.Apply(in.View)
 			afterChars = in.InstructionsChars + transcript.TotalChars(after)
 			if afterChars >= before {
@@ -293,7 +294,7 @@ func summarize(ctx context.Context, span []transcript.Message, opts Options, s S
 	var prev *Checkpoint
 	if len(span) > 0 && span[0].Summary {
 		if cp, err := ParseStructured(span[0].Structured); err == nil {
-			cp.UserWords, cp.UserWordsOmitted, cp.Fidelity = nil, 0, nil // carried by code (complete), not by the model
+			cp.UserWords, cp.UserWordsOmitted, cp.Fidelity, cp.Context = nil, 0, nil, "" // carried by code, not by the model
 			prev, span = &cp, span[1:]
 		}
 	}

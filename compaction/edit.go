@@ -12,8 +12,9 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
-// ErrInvalidCheckpoint: an edited checkpoint does not follow the checkpoint schema; the error says where.
-var ErrInvalidCheckpoint = errors.New("the edited checkpoint does not follow the checkpoint schema")
+// ErrInvalidCheckpoint: an edited checkpoint is not JSON, does not follow the checkpoint schema, or is too large;
+// the error says what and where.
+var ErrInvalidCheckpoint = errors.New("the edited checkpoint was refused")
 
 // Editable is the part of cp a user edits: its seven schema fields, as a JSON document (a text-only checkpoint's
 // text is its currentState). What code carries (the user's words, the fidelity, the count it stands for) is
@@ -55,8 +56,11 @@ func Editable(cp Checkpoint) json.RawMessage {
 // for), and the message that holds it. maxChars bounds the rendered checkpoint (0: no bound).
 func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, transcript.Message, error) {
 	var fields map[string]json.RawMessage
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: the document is empty", ErrInvalidCheckpoint)
+	}
 	if err := json.Unmarshal(doc, &fields); err != nil {
-		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: it is not a JSON object (%s)", ErrInvalidCheckpoint, jsonProblem(doc, err))
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: %s", ErrInvalidCheckpoint, jsonProblem(doc, err))
 	}
 	var problems []string
 	var unknown []string
@@ -74,6 +78,8 @@ func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, t
 		switch {
 		case !ok:
 			problems = append(problems, f+" is missing")
+		case f == "goal" && (string(raw) == `""` || strings.TrimSpace(strings.Trim(string(raw), `"`)) == ""):
+			problems = append(problems, "goal is empty: say in a sentence what the session is trying to achieve")
 		default:
 			if err := validateField(f, raw); err != nil {
 				problems = append(problems, schemaProblem(f, err))
@@ -87,10 +93,11 @@ func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, t
 	if err := json.Unmarshal(doc, &cp); err != nil {
 		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: %v", ErrInvalidCheckpoint, err)
 	}
-	cp.UserWords, cp.UserWordsOmitted, cp.Fidelity, cp.Replaced = current.UserWords, current.UserWordsOmitted, current.Fidelity, current.Replaced
+	cp.UserWords, cp.UserWordsOmitted, cp.Fidelity, cp.Replaced, cp.Context = current.UserWords, current.UserWordsOmitted, current.Fidelity, current.Replaced, current.Context
 	text := cp.Render()
-	if n := utf8.RuneCountInString(text); maxChars > 0 && n > maxChars {
-		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: it would take %d characters, more than the %d a checkpoint may (a quarter of the context budget); shorten it",
+	// A checkpoint may take a quarter of the context budget, or as much as the one it replaces.
+	if n := utf8.RuneCountInString(text); maxChars > 0 && n > max(maxChars, utf8.RuneCountInString(current.Render())) {
+		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: it is too large: %d characters, more than the %d a checkpoint may take (a quarter of the context budget); shorten it",
 			ErrInvalidCheckpoint, n, maxChars)
 	}
 	return cp, transcript.Message{Role: transcript.RoleUser, Summary: true, Text: text, Structured: cp.structured()}, nil
@@ -101,12 +108,12 @@ func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, t
 func jsonProblem(doc []byte, err error) string {
 	var syntax *json.SyntaxError
 	if !errors.As(err, &syntax) {
-		return err.Error()
+		return "it is not a JSON object of the checkpoint's fields (" + strings.TrimPrefix(err.Error(), "json: ") + ")"
 	}
 	before := doc[:min(int(syntax.Offset), len(doc))]
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
-	return fmt.Sprintf("line %d, column %d: %s", line, col, strings.TrimPrefix(err.Error(), "json: "))
+	return fmt.Sprintf("JSON syntax error at line %d, column %d: %s", line, col, strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // CheckpointLimit is the most chars a checkpoint may take under a hard limit of hardLimit chars (a quarter;

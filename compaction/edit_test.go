@@ -8,7 +8,7 @@ import (
 )
 
 func TestEditCheckpoint(t *testing.T) {
-	current := compaction.Checkpoint{Goal: "old", UserWords: []string{"never push"}, Replaced: 12,
+	current := compaction.Checkpoint{Goal: "old", UserWords: []string{"never push"}, Replaced: 12, Context: "## From the memory plugin\n- the lexer is hand-written",
 		Fidelity: compaction.Fidelity{compaction.KindFiles: {Anchors: 1, Covered: 1}}}
 	doc := compaction.Editable(current)
 	if !strings.HasPrefix(string(doc), "{\n  \"goal\": \"old\",\n  \"instructions\": [],") || strings.Contains(string(doc), "userWords") {
@@ -20,14 +20,17 @@ func TestEditCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cp.Goal != "new <goal> & more" || len(cp.UserWords) != 1 || cp.Replaced != 12 || cp.Fidelity == nil || !msg.Summary ||
-		!strings.Contains(msg.Text, "## Goal\nnew <goal> & more") || !strings.Contains(msg.Text, "> never push") {
+		!strings.Contains(msg.Text, "## Goal\nnew <goal> & more") || !strings.Contains(msg.Text, "> never push") ||
+		!strings.HasSuffix(msg.Text, "\n\n## From the memory plugin\n- the lexer is hand-written") {
 		t.Fatalf("edited checkpoint %+v\n%s", cp, msg.Text)
 	}
 	for _, tc := range []struct{ doc, want string }{
 		{`{"goal": 1}`, "goal: got number, want string; instructions is missing"},
 		{strings.Replace(string(doc), `"goal"`, `"gaol"`, 1), "unknown field(s) gaol"},
-		{"{\n  \"goal\": \"x\",\n  oops\n}", "not a JSON object (line 3, column 3:"},
+		{"{\n  \"goal\": \"x\",\n  oops\n}", "JSON syntax error at line 3, column 3:"},
 		{`[]`, "not a JSON object"},
+		{"  ", "the document is empty"},
+		{strings.Replace(string(doc), `"goal": "old"`, `"goal": " "`, 1), "goal is empty"},
 		{strings.Replace(string(doc), `"relevantFiles": []`, `"relevantFiles": [{"path": "a.go"}]`, 1), "relevantFiles/0: missing property 'reason'"},
 		{strings.Replace(string(doc), `"goal": "old"`, `"goal": "`+strings.Repeat("x", 20_000)+`"`, 1), "more than the 10000 a checkpoint may"},
 	} {

@@ -280,7 +280,8 @@ func mentions(text, anchor string) bool {
 	return a != "" && strings.Contains(text, a)
 }
 
-// Measure is the share of each kind's anchors that cp covers: a file named in its relevant files or its text,
+// Measure is the share of each kind's anchors that cp covers: a file in its relevant files (the list a later
+// step reads files from, so a file named only in passing is not covered),
 // a constraint quoted in it, a command or an error line (its first 80 chars) written in it, a plugin's anchor
 // in its text.
 func (l Ledger) Measure(cp *Checkpoint) Fidelity {
@@ -306,7 +307,7 @@ func (l Ledger) Measure(cp *Checkpoint) Fidelity {
 	for _, c := range l.Commands {
 		commands = append(commands, c.Command)
 	}
-	count(KindFiles, paths, func(p string) bool { return hasFile(cp.RelevantFiles, p) || inText(p) })
+	count(KindFiles, paths, func(p string) bool { return hasFile(cp.RelevantFiles, p) })
 	count(KindConstraints, l.Constraints, inText)
 	count(KindCommands, commands, inText)
 	count(KindErrors, l.Errors, inText)

@@ -258,8 +258,17 @@ func (s *Server) checkpoint(_ context.Context, ag *agent.Agent, p *api.Checkpoin
 	}
 	// What the checkpoint (and any reduction) replaced: the history's messages no longer in the transcript.
 	return &api.CheckpointResult{Session: p.Session, ID: ck.ID, CreatedAt: ck.CreatedAt.Format(time.RFC3339), Checkpoint: &cp,
-		Partial: ck.Partial, Text: ck.Text, ReplacedMessages: int(sess.Head.NextSeq) - sess.Head.ViewLen, RelevantFilesChangedSince: changed,
+		Partial: ck.Partial, Text: ck.Text, ReplacedMessages: replacedBy(cp, sess), RelevantFilesChangedSince: changed,
 		Editable: compaction.Editable(cp)}, nil
+}
+
+// replacedBy is how many messages checkpoint cp stands for: what it counts, or for a checkpoint written before
+// it counted them, the history's messages outside the transcript.
+func replacedBy(cp compaction.Checkpoint, sess storage.Session) int {
+	if cp.Replaced > 0 {
+		return cp.Replaced
+	}
+	return int(sess.Head.NextSeq) - sess.Head.ViewLen
 }
 
 // setCheckpoint replaces the session's checkpoint with the user's edit, and answers the checkpoint now.

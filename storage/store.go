@@ -815,6 +815,22 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 		}
 	}
 	rec := epochRecord{Undoable: true, Kind: rewriteKind(rw), Parent: old, ParentLen: sess.Head.ViewLen, Created: head.ViewLen}
+	// Edits of a checkpoint one after the other (an editor saving as the user types) are one step to undo:
+	// this one takes the place of the edit before it, when nothing was added since.
+	collapsed := false
+	if rec.Kind == KindCheckpointEdit {
+		var prev epochRecord
+		var ok bool
+		if err := s.db.View(func(txn *badger.Txn) error {
+			prev, ok, err = readEpochRecord(txn, id, old)
+			return err
+		}); err != nil {
+			return Session{}, err
+		}
+		if ok && prev.Undoable && prev.Kind == KindCheckpointEdit && prev.Created == sess.Head.ViewLen {
+			rec.Parent, rec.ParentLen, rec.Inserted, collapsed = prev.Parent, prev.ParentLen, prev.Inserted, true
+		}
+	}
 	for seq := sess.Head.NextSeq; seq < head.NextSeq; seq++ {
 		rec.Inserted = append(rec.Inserted, seq)
 	}
@@ -829,7 +845,11 @@ func (s *Store) Apply(id string, rw transcript.Rewrite) (Session, error) {
 	if sess, err = w.commit(sess, false); err != nil {
 		return Session{}, err
 	}
-	s.dropOldViews(id, old)
+	if collapsed {
+		s.dropPrefix(viewPrefix(id, old)) // the edit this one replaced: no undo reaches its view
+	} else {
+		s.dropOldViews(id, old)
+	}
 	return sess, nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 // ErrNothingToUndo: the session's transcript was not rewritten (or its rewrites are all undone, or were made
 // before alisio-lsp kept what undoing needs).
-var ErrNothingToUndo = errors.New("there is no compaction to undo")
+var ErrNothingToUndo = errors.New("there is nothing to undo: no compaction, trim or checkpoint edit of this session is left to undo")
 
 // Rewrite kinds, as an undo reports them.
 const (
@@ -166,10 +166,8 @@ func (s *Store) Undo(id string) (UndoResult, error) {
 		if !ok || !rec.Undoable {
 			return ErrNothingToUndo
 		}
-		if rec.ParentLen > 0 {
-			if _, err := txn.Get(viewKey(id, rec.Parent, 0)); errors.Is(err, badger.ErrKeyNotFound) {
-				return fmt.Errorf("%w: only the last %d compactions or reductions of a session can be undone", ErrNothingToUndo, undoDepth)
-			}
+		if !viewKept(txn, id, rec) {
+			return fmt.Errorf("%w: alisio keeps what undoing needs for the last %d steps only (compactions, trims, checkpoint edits), and the next is older", ErrNothingToUndo, undoDepth)
 		}
 		if parentRec, hasParentRec, err = readEpochRecord(txn, id, rec.Parent); err != nil {
 			return err
@@ -224,7 +222,20 @@ func (s *Store) Undo(id string) (UndoResult, error) {
 	// The undone view and the one it restored (copied into the new one) are needed no more.
 	s.dropPrefix(viewPrefix(id, next-1))
 	s.dropPrefix(viewPrefix(id, rec.Parent))
-	return UndoResult{Session: sess, Kind: rec.Kind, Restored: rec.ParentLen, Kept: len(entries) - rec.ParentLen, More: undo.Undoable}, nil
+	more := false
+	if undo.Undoable {
+		_ = s.db.View(func(txn *badger.Txn) error { more = viewKept(txn, id, undo); return nil })
+	}
+	return UndoResult{Session: sess, Kind: rec.Kind, Restored: rec.ParentLen, Kept: len(entries) - rec.ParentLen, More: more}, nil
+}
+
+// viewKept says whether the store still holds the view rec's rewrite replaced, which undoing it restores.
+func viewKept(txn *badger.Txn, id string, rec epochRecord) bool {
+	if rec.ParentLen == 0 {
+		return true
+	}
+	_, err := txn.Get(viewKey(id, rec.Parent, 0))
+	return err == nil
 }
 
 // undoneSeqs are the history's messages whose rewrite was undone, from the records of the epochs up to the

@@ -131,3 +131,60 @@ func TestStore_UndoDepth(t *testing.T) {
 	}
 	verify(t, s, sess.ID)
 }
+
+// editCheckpoint replaces the checkpoint at position 0 with one saying text.
+func editCheckpoint(t *testing.T, s *Store, id, text string) {
+	t.Helper()
+	v, err := s.Transcript(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages),
+		Replace: map[int]transcript.Message{0: {Role: transcript.RoleUser, Summary: true, Text: text}}}
+	if _, err := s.Apply(id, rw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStore_EditsInARowAreOneUndo: checkpoint edits one after the other (an editor saving as the user types)
+// are undone in one step, back to the checkpoint the compaction wrote; an edit after new messages is a step
+// of its own.
+func TestStore_EditsInARowAreOneUndo(t *testing.T) {
+	s, _ := openTemp(t)
+	sess, err := s.CreateSession(Session{Workspace: "/w"}, synthetic.Generate(synthetic.Default(100)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compacted := compactAt(t, s, sess.ID, 40, 0)
+	for i := range 12 {
+		editCheckpoint(t, s, sess.ID, fmt.Sprint("edit ", i))
+	}
+	res, err := s.Undo(sess.ID)
+	if err != nil || res.Kind != KindCheckpointEdit || !res.More {
+		t.Fatalf("undo of the edits: %+v %v", res, err)
+	}
+	now, _ := s.Transcript(sess.ID)
+	sameMessages(t, now.Messages, compacted.Messages)
+	if _, err := s.Append(sess.ID, transcript.Message{Role: transcript.RoleUser, Text: "more"}); err != nil {
+		t.Fatal(err)
+	}
+	editCheckpoint(t, s, sess.ID, "edit A")
+	if _, err := s.Append(sess.ID, transcript.Message{Role: transcript.RoleUser, Text: "and more"}); err != nil {
+		t.Fatal(err)
+	}
+	editCheckpoint(t, s, sess.ID, "edit B")
+	for _, want := range []string{"edit A", "checkpoint of 40"} {
+		if _, err := s.Undo(sess.ID); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := s.Transcript(sess.ID)
+		if v.Messages[0].Text != want {
+			t.Fatalf("after an undo the checkpoint says %q; want %q", v.Messages[0].Text, want)
+		}
+	}
+	res, err = s.Undo(sess.ID)
+	if err != nil || res.Kind != KindCompaction || res.More {
+		t.Fatalf("undo of the compaction: %+v %v", res, err)
+	}
+	verify(t, s, sess.ID)
+}

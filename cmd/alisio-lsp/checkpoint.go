@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -72,6 +73,9 @@ func (a *app) printEditable(st *storage.Store, id string) error {
 	cp, err := compaction.ParseStructured(ck.Structured)
 	if err != nil {
 		return fmt.Errorf("reading the checkpoint of %s: %w", id, err)
+	}
+	if a.jsonOut {
+		return a.emit("checkpoint", map[string]any{"session": id, "checkpoint": json.RawMessage(compaction.Editable(cp))})
 	}
 	_, err = a.stdout.Write(compaction.Editable(cp))
 	return err

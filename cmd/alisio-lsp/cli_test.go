@@ -922,7 +922,7 @@ func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
 	gen := mustCLI(t, data, "sessions", "generate", "--messages", "300")
 	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, gen, "sessions", "import", "-"); return o }())
 	before := mustCLI(t, data, "sessions", "export", id)
-	if _, errOut, code := cli(t, data, "", "checkpoint", id); code == 0 || !strings.Contains(errOut, "no checkpoint to edit") {
+	if _, errOut, code := cli(t, data, "", "checkpoint", id); code == 0 || !strings.Contains(errOut, "the session has no checkpoint: it has not been compacted") {
 		t.Fatalf("checkpoint of a session never compacted: %d %s", code, errOut)
 	}
 	mustCLI(t, data, "compact", id)
@@ -951,7 +951,7 @@ func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
 	if after := mustCLI(t, data, "sessions", "export", id); after != before {
 		t.Fatal("the export after undoing differs from the one before the compaction")
 	}
-	if _, errOut, code := cli(t, data, "", "compact", id, "--undo"); code == 0 || !strings.Contains(errOut, "there is no compaction to undo") {
+	if _, errOut, code := cli(t, data, "", "compact", id, "--undo"); code == 0 || !strings.Contains(errOut, "there is nothing to undo") {
 		t.Fatalf("a third undo: %d %s", code, errOut)
 	}
 }

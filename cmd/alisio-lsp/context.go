@@ -110,6 +110,9 @@ func (a *app) compactCommand() *cobra.Command {
 					return err
 				}
 				if undo {
+					if focus != "" {
+						return errors.New("--undo and --focus cannot be combined: --undo undoes the last compaction, --focus steers a new one")
+					}
 					return a.undoCompaction(m, id)
 				}
 				ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
@@ -123,8 +126,7 @@ func (a *app) compactCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&focus, "focus", "", "what the checkpoint should focus on (added to the summarizer's instructions)")
-	cmd.Flags().BoolVar(&undo, "undo", false, "undo the session's last compaction instead: its transcript as it was before, with the messages added since")
-	cmd.MarkFlagsMutuallyExclusive("focus", "undo")
+	cmd.Flags().BoolVar(&undo, "undo", false, "undo the session's last compaction, trim or checkpoint edit instead: its transcript as it was before, with the messages added since")
 	return cmd
 }
 

@@ -171,7 +171,7 @@ func (a *app) showMessage(i int, m *transcript.Message) error {
 	if a.jsonOut {
 		return a.emit("message", map[string]any{"index": i, "message": m, "chars": m.Chars()})
 	}
-	a.printf("%5d %-9s %-12s %7d  %s\n", i, m.Role, flags(m), m.Chars(), preview(m))
+	a.printf("%5d %-9s %-20s %7d  %s\n", i, m.Role, flags(m), m.Chars(), preview(m))
 	return nil
 }
 
@@ -180,7 +180,7 @@ func flags(m *transcript.Message) string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{m.Summary, "checkpoint"}, {m.Partial, "partial"}, {m.Compacted, "compacted"}, {m.Truncated, "truncated"}} {
+	}{{m.Summary, "checkpoint"}, {m.Partial, "partial"}, {m.Compacted && !m.Undone, "compacted"}, {m.Undone, "undone"}, {m.Truncated, "truncated"}} {
 		if x.on {
 			f = append(f, x.name)
 		}

@@ -60,14 +60,9 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
     if (!client) {
       throw vscode.FileSystemError.Unavailable('Alisio: the server is not running (Alisio: Restart Server)');
     }
-    let checkpoint: unknown;
     try {
-      checkpoint = JSON.parse(new TextDecoder().decode(content));
-    } catch (e) {
-      throw new Error(`the checkpoint is not valid JSON (${(e as Error).message}); nothing was saved`);
-    }
-    try {
-      await client.sendRequest('alisio/setCheckpoint', { session: sessionOf(uri), checkpoint });
+      // Sent as typed: the daemon checks it and words every problem, as it does for the other editors.
+      await client.sendRequest('alisio/setCheckpoint', { session: sessionOf(uri), checkpoint: new TextDecoder().decode(content) });
     } catch (e) {
       const message = (e as { message?: string }).message || String(e);
       this.ctx.output.warn(`Edit Checkpoint: ${message} (${errorKind(e)})`);
@@ -78,6 +73,14 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
     void vscode.window.showInformationMessage('Alisio: checkpoint saved; the next request sends it. Alisio: Undo Compaction puts the one before back.');
     await refreshStatus(this.ctx);
     await refreshChat(this.ctx);
+  }
+
+  /** changedOutside tells VS Code that session's checkpoint changed (an undo): an open document of it that
+   * has no unsaved change shows the checkpoint now in force. */
+  changedOutside(session: string) {
+    const uri = checkpointUri(session);
+    this.mtimes.set(uri.toString(), Date.now());
+    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
   }
 
   delete(): void {
@@ -115,6 +118,7 @@ export async function undoCompaction(ctx: Ctx) {
   if (!res) {
     return;
   }
+  ctx.checkpoints?.changedOutside(res.session);
   if (res.willCompact || res.overHardLimit) {
     void vscode.window.showWarningMessage(`Alisio: ${res.message}`, 'Compact with a Focus').then((c) => {
       if (c) {

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
 import type { ChatView } from './chat';
+import type { CheckpointFiles } from './checkpoint';
 import type { Docs } from './docs';
 import { Proposals } from './approval';
 import { AlisioEvent, errorKind, Status } from './protocol';
@@ -43,6 +44,8 @@ export class Ctx {
   /** The chat view and the read-only documents, set by activate. */
   chat!: ChatView;
   docs!: Docs;
+  /** The checkpoint documents' file system (Alisio: Edit Checkpoint), told when an undo changes a checkpoint. */
+  checkpoints: CheckpointFiles | undefined;
   /** The session the meter and the commands use (undefined: the server's latest for the workspace). */
   session: string | undefined;
   /** The last meter, and whether a compaction runs. */

@@ -32,7 +32,7 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(vscode.window.registerWebviewViewProvider('alisio.chat', ctx.chat));
   context.subscriptions.push(ctx.output, ctx.agentOutput, item, ctx.docs, vscode.workspace.registerTextDocumentContentProvider('alisio', ctx.docs),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, ctx.proposals),
-    vscode.workspace.registerFileSystemProvider(checkpointScheme, new CheckpointFiles(ctx), { isCaseSensitive: true }));
+    vscode.workspace.registerFileSystemProvider(checkpointScheme, ctx.checkpoints = new CheckpointFiles(ctx), { isCaseSensitive: true }));
   registerCommands(ctx);
 
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {

@@ -61,6 +61,17 @@ local function save(buf, session)
   end)
 end
 
+local function buffer_name(session)
+  return 'alisio://edit-checkpoint/' .. session .. '.json'
+end
+
+--- fill puts the editable checkpoint res into buffer buf, unmodified.
+local function fill(buf, res)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, pretty(res.editable))
+  vim.bo[buf].filetype = 'json'
+  vim.bo[buf].modified = false
+end
+
 --- edit opens the current checkpoint for editing (:AlisioEditCheckpoint).
 function M.edit()
   client.request('alisio/checkpoint', { session = state.session }, function(err, res)
@@ -69,10 +80,10 @@ function M.edit()
       return
     end
     if type(res.editable) ~= 'table' then
-      util.notify('this session has no checkpoint yet: it has not been compacted')
+      util.notify('this session has no checkpoint: it has not been compacted, or its compactions were undone')
       return
     end
-    local name = 'alisio://edit-checkpoint/' .. res.session .. '.json'
+    local name = buffer_name(res.session)
     local buf = vim.fn.bufnr(name)
     if buf == -1 then
       buf = vim.api.nvim_create_buf(true, false)
@@ -80,11 +91,33 @@ function M.edit()
       vim.bo[buf].buftype = 'acwrite'
       vim.api.nvim_create_autocmd('BufWriteCmd', { buffer = buf, callback = function() save(buf, res.session) end })
     end
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, pretty(res.editable))
-    vim.bo[buf].filetype = 'json'
-    vim.bo[buf].modified = false
+    fill(buf, res)
     vim.cmd('vsplit')
     vim.api.nvim_win_set_buf(0, buf)
+    vim.wo.foldenable = false -- a window split from the chat would fold it all
+  end)
+end
+
+--- refresh shows the checkpoint now in force in session's edit buffer, when it is open and holds no unsaved
+--- change (an undo changed the checkpoint); with one, it says so.
+local function refresh(session)
+  local buf = vim.fn.bufnr(buffer_name(session))
+  if buf == -1 then
+    return
+  end
+  if vim.bo[buf].modified then
+    util.notify('the checkpoint changed (undo); your unsaved edit of it is kept: :e! shows the one in force', util.levels.WARN)
+    return
+  end
+  client.request('alisio/checkpoint', { session = session }, function(err, res)
+    if not err and vim.api.nvim_buf_is_valid(buf) then
+      if type(res.editable) == 'table' then
+        fill(buf, res)
+      else
+        vim.api.nvim_buf_set_lines(buf, 0, -1, false, { '// this session has no checkpoint any more (the compaction was undone)' })
+        vim.bo[buf].modified = false
+      end
+    end
   end)
 end
 
@@ -97,6 +130,7 @@ function M.undo()
       return
     end
     util.notify(res.message, (res.willCompact or res.overHardLimit) and util.levels.WARN or nil)
+    refresh(res.session)
     require('alisio.commands').refresh_chat()
   end)
 end

@@ -32,16 +32,9 @@ func Editable(cp Checkpoint) json.RawMessage {
 	if e.RelevantFiles == nil {
 		e.RelevantFiles = []RelevantFile{}
 	}
-	// The schema's order, which a map would lose.
-	doc := struct {
-		Goal          string         `json:"goal"`
-		Instructions  []string       `json:"instructions"`
-		Discoveries   []string       `json:"discoveries"`
-		Accomplished  []string       `json:"accomplished"`
-		CurrentState  string         `json:"currentState"`
-		NextSteps     []string       `json:"nextSteps"`
-		RelevantFiles []RelevantFile `json:"relevantFiles"`
-	}{e.Goal, e.Instructions, e.Discoveries, e.Accomplished, e.CurrentState, e.NextSteps, e.RelevantFiles}
+	// Only the seven schema fields, in the schema's order: what code carries is left out (omitempty).
+	doc := Checkpoint{Goal: e.Goal, Instructions: e.Instructions, Discoveries: e.Discoveries, Accomplished: e.Accomplished,
+		CurrentState: e.CurrentState, NextSteps: e.NextSteps, RelevantFiles: e.RelevantFiles}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

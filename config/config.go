@@ -349,8 +349,24 @@ func unknownField(raw []byte, t reflect.Type) string {
 	return ""
 }
 
-// jsonField finds the field of struct t that encoding/json decodes key into (embedded structs included).
+// jsonField finds the field of struct t whose JSON name is exactly key (embedded structs included).
 func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	return findField(t, func(name string) bool { return name == key })
+}
+
+// nearField is the setting of struct t whose name differs from key only in case ("baseURL" for "baseUrl"),
+// or "".
+func nearField(t reflect.Type, key string) string {
+	f, ok := findField(t, func(name string) bool { return strings.EqualFold(name, key) })
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+// findField is the exported field of struct t, or of a struct it embeds, whose JSON name matches.
+func findField(t reflect.Type, match func(name string) bool) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -360,7 +376,7 @@ func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
 				inner = inner.Elem()
 			}
 			if inner.Kind() == reflect.Struct {
-				if g, ok := jsonField(inner, key); ok {
+				if g, ok := findField(inner, match); ok {
 					return g, true
 				}
 			}
@@ -369,36 +385,11 @@ func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
 		if name == "" {
 			name = f.Name
 		}
-		if name != "-" && f.IsExported() && name == key {
+		if name != "-" && f.IsExported() && match(name) {
 			return f, true
 		}
 	}
 	return reflect.StructField{}, false
-}
-
-// nearField is the setting of struct t whose name differs from key only in case ("baseURL" for "baseUrl"),
-// or "".
-func nearField(t reflect.Type, key string) string {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Anonymous && name == "" {
-			inner := f.Type
-			for inner.Kind() == reflect.Pointer {
-				inner = inner.Elem()
-			}
-			if inner.Kind() == reflect.Struct {
-				if n := nearField(inner, key); n != "" {
-					return n
-				}
-			}
-			continue
-		}
-		if name != "" && name != "-" && f.IsExported() && strings.EqualFold(name, key) {
-			return name
-		}
-	}
-	return ""
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

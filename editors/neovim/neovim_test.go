@@ -106,16 +106,22 @@ func lines(v any) string {
 	return strings.Join(out, "\n")
 }
 
-// TestNeovim_MeterPromptCompact: the client attaches, the statusline shows the meter once the workspace has a
-// session, :AlisioPrompt streams the turn, :AlisioCompact parser reaches the summarizer as the focus and
-// changes the statusline; :AlisioCheckpoint, :AlisioContext and :checkhealth alisio show what they should.
-func TestNeovim_MeterPromptCompact(t *testing.T) {
+// buildAndHello serves a model that runs one build command (6,000 chars of output) and says hello.
+func buildAndHello(t *testing.T) (*providertest.Server, *httptest.Server) {
 	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
 		{ToolCalls: []providertest.ToolCall{{ID: "call_build", Name: "run_command", Arguments: `{"command":"head -c 6000 /dev/zero | tr '\\0' b"}`}}},
 		{Text: "hello from the test provider"},
 	}})
 	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	t.Cleanup(hs.Close)
+	return srv, hs
+}
+
+// TestNeovim_MeterPromptCompact: the client attaches, the statusline shows the meter once the workspace has a
+// session, :AlisioPrompt streams the turn, :AlisioCompact parser reaches the summarizer as the focus and
+// changes the statusline; :AlisioCheckpoint, :AlisioContext and :checkhealth alisio show what they should.
+func TestNeovim_MeterPromptCompact(t *testing.T) {
+	srv, hs := buildAndHello(t)
 	ws, data := workspace(t)
 	r := nvim(t, "meter_compact.lua", "ALISIO_URL="+hs.URL+"/v1", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
 	res := r.Results
@@ -515,12 +521,7 @@ func TestNeovim_ReviewAndUndo(t *testing.T) {
 // one is refused (the buffer stays modified), of a good one stores it; :AlisioUndoCompact undoes the edit, then
 // the compaction, then says there is nothing left.
 func TestNeovim_EditCheckpointAndUndo(t *testing.T) {
-	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
-		{ToolCalls: []providertest.ToolCall{{ID: "call_build", Name: "run_command", Arguments: `{"command":"head -c 6000 /dev/zero | tr '\\0' b"}`}}},
-		{Text: "hello from the test provider"},
-	}})
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	_, hs := buildAndHello(t)
 	ws, data := workspace(t)
 	r := nvim(t, "checkpoint_edit.lua", "ALISIO_URL="+hs.URL+"/v1", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
 	res := r.Results

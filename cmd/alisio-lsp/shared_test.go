@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -505,34 +506,40 @@ func TestShared_BadInputFromTheEditor(t *testing.T) {
 }
 
 // TestShared_CtrlCOfACommandRunInTheDaemon: `alisio-lsp prompt` run while the daemon holds the store runs in
-// it; interrupting the CLI stops the turn in the daemon (the provider sees its request cancelled).
+// it; interrupting the CLI (Ctrl-C), or closing its terminal (SIGHUP), stops the turn in the daemon (the
+// provider sees its request cancelled) and says so.
 func TestShared_CtrlCOfACommandRunInTheDaemon(t *testing.T) {
-	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{{Text: "too slow", DelayMs: 60_000}}})
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{{Text: "too slow", DelayMs: 60_000}}, Loop: true})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	data, ws := t.TempDir(), t.TempDir()
 	cfg := configFor(t, hs.URL)
 	e := startServe(t, data, ws, []string{"--config", cfg, "serve"})
 	e.initialize(ws)
-	prompt := exec.Command(binary, "--data-dir", data, "--config", cfg, "prompt", "--workspace", ws, "wait for it")
-	if err := prompt.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(15 * time.Second); len(srv.Requests()) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			_ = prompt.Process.Kill()
-			t.Fatal("the prompt never reached the provider")
+	for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		asked := len(srv.Requests())
+		var stderr bytes.Buffer
+		prompt := exec.Command(binary, "--data-dir", data, "--config", cfg, "prompt", "--workspace", ws, "wait for it")
+		prompt.Stderr = &stderr
+		if err := prompt.Start(); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := prompt.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if err := prompt.Wait(); prompt.ProcessState.ExitCode() != 130 {
-		t.Fatalf("the interrupted CLI: %v (exit %d); want 130", err, prompt.ProcessState.ExitCode())
-	}
-	for deadline := time.Now().Add(15 * time.Second); srv.Cancelled() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the daemon kept running the turn after its CLI was interrupted")
+		for deadline := time.Now().Add(15 * time.Second); len(srv.Requests()) == asked; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				_ = prompt.Process.Kill()
+				t.Fatalf("%v: the prompt never reached the provider", sig)
+			}
+		}
+		if err := prompt.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		if err := prompt.Wait(); prompt.ProcessState.ExitCode() != 130 || !strings.Contains(stderr.String(), "alisio-lsp: stopped") {
+			t.Fatalf("the CLI after %v: %v (exit %d; want 130), stderr %q", sig, err, prompt.ProcessState.ExitCode(), stderr.String())
+		}
+		for deadline := time.Now().Add(15 * time.Second); srv.Cancelled() <= i; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the daemon kept running the turn after its CLI got %v", sig)
+			}
 		}
 	}
 	if c := e.close(); c != 0 {

@@ -327,6 +327,10 @@ func TestCLI_ContextApplyAndCompact(t *testing.T) {
 	if strings.Count(all, `"compacted":true`) == 0 || strings.Count(all, `"summary":true`) != 1 {
 		t.Fatal("--all does not show the compacted originals and the checkpoint")
 	}
+	// Imported again, the audit export says what becomes of its compacted messages.
+	if _, errOut, code := cli(t, data, all, "sessions", "import", "-"); code != 0 || !strings.Contains(errOut, "are marked compacted (an export --all): imported as ordinary messages") {
+		t.Fatalf("importing an export --all: %d %s", code, errOut)
+	}
 
 	out = mustCLI(t, data, "compact", id, "--focus", "storage")
 	if !strings.Contains(out, "✔ compacted") && !strings.Contains(out, "compaction skipped") {

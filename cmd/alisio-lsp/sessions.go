@@ -277,6 +277,9 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 					return err
 				}
 				a.reportSkipped(im.Skipped)
+				if im.Compacted > 0 {
+					fmt.Fprintf(a.stderr, "alisio-lsp: %d message(s) of the file are marked compacted (an export --all): imported as ordinary messages, so the new session's transcript is the whole history, checkpoints included; export without --all gives the transcript as it was sent\n", im.Compacted)
+				}
 				if u := n.pending.Len(); u > 0 {
 					fmt.Fprintf(a.stderr, "alisio-lsp: %d tool call(s) have no result and are uncertain; recover them before compacting\n", u)
 				}

@@ -53,6 +53,9 @@ type Imported struct {
 	Messages     []transcript.Message
 	// Skipped says what was deliberately left out (for example a trajectory's exit record).
 	Skipped []string
+	// Compacted counts the messages an audit export (export --all) marked as compacted: they are imported as
+	// ordinary messages, so the importer says so.
+	Compacted int
 }
 
 // Error is a refused input: Where locates the problem (line or message index), What says what is wrong.
@@ -589,6 +592,7 @@ type recordProbe struct {
 	Type        string          `json:"type"`
 	Message     json.RawMessage `json:"message"`
 	IsSidechain bool            `json:"isSidechain"`
+	Alisio      *alisioMeta     `json:"alisio"`
 }
 
 // openAIRecord is a record's probe and OpenAI message read in one decode (the common case, and half the
@@ -606,7 +610,7 @@ func (im *importer) convert(r record) error {
 	var decoded *openAIMsg // the record's OpenAI message, when read with its probe
 	var both openAIRecord
 	if im.format == OpenAI && json.Unmarshal(r.raw, &both) == nil {
-		probe = recordProbe{both.Role, both.Type, both.Message, both.IsSidechain}
+		probe = recordProbe{both.Role, both.Type, both.Message, both.IsSidechain, both.Alisio}
 		decoded = &both.openAIMsg
 	} else if err := json.Unmarshal(r.raw, &probe); err != nil {
 		return &Error{r.where, "not a message: " + jsonProblem(err)}
@@ -630,6 +634,14 @@ func (im *importer) convert(r record) error {
 		}
 		im.out.Skipped = append(im.out.Skipped, r.where+": the trajectory's exit record (the run's final output, not a message)")
 		return nil
+	}
+	if probe.Alisio != nil && probe.Alisio.Truncated {
+		// An audit export (export --all) holds a trimmed copy beside its original, with the same call ID.
+		im.out.Skipped = append(im.out.Skipped, r.where+": a trimmed copy of an earlier message (export --all keeps both)")
+		return nil
+	}
+	if probe.Alisio != nil && probe.Alisio.Compacted {
+		im.out.Compacted++
 	}
 	var got []transcript.Message
 	var err error

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,8 +159,8 @@ func oneArg(cmd *cobra.Command, args []string) error {
 }
 
 // withSession runs fn with an open store and the session arg names (see resolveSession).
-func (a *app) withSession(arg string, fn func(st *storage.Store, id string) error) error {
-	return a.withStore(func(st *storage.Store) error {
+func (a *app) withSession(ctx context.Context, arg string, fn func(st *storage.Store, id string) error) error {
+	return a.withStore(ctx, func(st *storage.Store) error {
 		id, err := resolveSession(st, arg)
 		if err != nil {
 			return err
@@ -284,7 +285,7 @@ const sharedStartWait = 15 * time.Second
 const ownerGrace = 2 * time.Second
 
 // withStore runs fn with an open store and closes it, keeping fn's error first.
-func (a *app) withStore(fn func(*storage.Store) error) (err error) {
+func (a *app) withStore(ctx context.Context, fn func(*storage.Store) error) (err error) {
 	if a.store != nil {
 		return fn(a.store)
 	}
@@ -300,7 +301,7 @@ func (a *app) withStore(fn func(*storage.Store) error) (err error) {
 		if a.readsStdin {
 			stdin = a.stdin
 		}
-		if code, ok := shared.RunRemote(dir, a.args, a.cwd, stdin, version(), a.stdout, a.stderr, a.logSink); ok {
+		if code, ok := shared.RunRemote(ctx, dir, a.args, a.cwd, stdin, version(), a.stdout, a.stderr, a.logSink); ok {
 			return exitCode(code)
 		}
 		if shared.OwnerRunning(dir) {

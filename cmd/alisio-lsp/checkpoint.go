@@ -33,7 +33,7 @@ func (a *app) checkpointCommand() *cobra.Command {
 			a.readsStdin = set == "-"
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSession(args[0], func(st *storage.Store, id string) error {
+			return a.withSession(contextOf(cmd), args[0], func(st *storage.Store, id string) error {
 				if set == "" {
 					return a.printEditable(st, id)
 				}

@@ -104,19 +104,19 @@ func (a *app) compactCommand() *cobra.Command {
 		Short: "compact a session now: older messages become a checkpoint, recent turns stay verbatim (--undo: undo the last one)",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSession(args[0], func(st *storage.Store, id string) error {
+			if undo && focus != "" {
+				return errors.New("--undo and --focus cannot be combined: --undo undoes the last compaction, --focus steers a new one")
+			}
+			ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
+			defer stop()
+			return a.withSession(ctx, args[0], func(st *storage.Store, id string) error {
 				m, err := a.contextManager(st, cmd, nil)
 				if err != nil {
 					return err
 				}
 				if undo {
-					if focus != "" {
-						return errors.New("--undo and --focus cannot be combined: --undo undoes the last compaction, --focus steers a new one")
-					}
 					return a.undoCompaction(m, id)
 				}
-				ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
-				defer stop()
 				_, err = m.Compact(ctx, id, focus, a.events(id))
 				if err != nil && ctx.Err() != nil {
 					return errors.New("the compaction was stopped: the session is as it was")
@@ -156,7 +156,7 @@ func (a *app) contextCommand() *cobra.Command {
 		Short: "show the context meter and what the next model call would do (--apply: do it and save it)",
 		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSession(args[0], func(st *storage.Store, id string) error {
+			return a.withSession(contextOf(cmd), args[0], func(st *storage.Store, id string) error {
 				m, err := a.contextManager(st, cmd, &f)
 				if err != nil {
 					return err

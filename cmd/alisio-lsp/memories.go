@@ -18,8 +18,8 @@ func (a *app) memoriesCommand() *cobra.Command {
 		Use:   "list",
 		Short: "list the memories of the workspace, oldest first",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return a.withStore(func(st *storage.Store) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(contextOf(cmd), func(st *storage.Store) error {
 				ms, err := st.Memories(resolve())
 				if err != nil {
 					return err
@@ -43,8 +43,8 @@ func (a *app) memoriesCommand() *cobra.Command {
 		Use:   "delete ID",
 		Short: "delete one memory of the workspace",
 		Args:  oneArg,
-		RunE: func(_ *cobra.Command, args []string) error {
-			return a.withStore(func(st *storage.Store) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(contextOf(cmd), func(st *storage.Store) error {
 				if err := st.DeleteMemory(resolve(), args[0]); err != nil {
 					return err
 				}

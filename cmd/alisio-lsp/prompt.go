@@ -35,7 +35,7 @@ func (a *app) promptCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
 			defer stop()
 			text := strings.Join(args, " ")
-			return a.withStore(func(st *storage.Store) error {
+			return a.withStore(ctx, func(st *storage.Store) error {
 				dir := a.workspaceDir(workspace)
 				continued := false
 				if sessionID == "" && !fresh {
@@ -174,8 +174,8 @@ func (a *app) sessionsRecoverCommand() *cobra.Command {
 		Use:   "recover SESSION --acknowledge",
 		Short: "record that the uncertain tool calls of a session have an unknown outcome, so it can continue",
 		Args:  oneArg,
-		RunE: func(_ *cobra.Command, args []string) error {
-			return a.withSession(args[0], func(st *storage.Store, id string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withSession(contextOf(cmd), args[0], func(st *storage.Store, id string) error {
 				calls, err := agent.Recover(st, id, ack)
 				if err != nil {
 					return err

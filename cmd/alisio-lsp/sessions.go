@@ -33,8 +33,8 @@ func (a *app) sessionsListCommand() *cobra.Command {
 		Use:   "list",
 		Short: "list sessions, most recently updated first",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			return a.withStore(func(st *storage.Store) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(contextOf(cmd), func(st *storage.Store) error {
 				filter := ""
 				if workspace != "" {
 					filter = a.workspaceDir(workspace)
@@ -97,7 +97,7 @@ func (a *app) sessionsShowCommand() *cobra.Command {
 			if !cmd.Flags().Changed("offset") {
 				offset = -1 // the last --limit messages
 			}
-			return a.withSession(args[0], func(st *storage.Store, id string) error {
+			return a.withSession(contextOf(cmd), args[0], func(st *storage.Store, id string) error {
 				return a.showSession(st, id, all, offset, limit)
 			})
 		},
@@ -213,8 +213,8 @@ func (a *app) sessionsDeleteCommand() *cobra.Command {
 		Use:   "delete SESSION",
 		Short: "delete a session and all its messages",
 		Args:  oneArg,
-		RunE: func(_ *cobra.Command, args []string) error {
-			return a.withSession(args[0], func(st *storage.Store, id string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withSession(contextOf(cmd), args[0], func(st *storage.Store, id string) error {
 				if err := st.DeleteSession(id); err != nil {
 					return err
 				}
@@ -234,7 +234,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 		Use:   "import FILE",
 		Short: "create a session from an OpenAI or Anthropic transcript (FILE or - for stdin); prints its ID",
 		Args:  oneArg,
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := formats.ParseFormat(format, true)
 			if err != nil {
 				return fmt.Errorf("--format: %w", err)
@@ -246,7 +246,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				}
 			}
 			ownStore := a.store == nil // not run by the shared daemon for this command
-			return a.withStore(func(st *storage.Store) error {
+			return a.withStore(contextOf(cmd), func(st *storage.Store) error {
 				if ownStore {
 					defer softMemoryLimit(importMemoryLimit)()
 				}
@@ -410,12 +410,12 @@ func (a *app) sessionsExportCommand() *cobra.Command {
 		Use:   "export SESSION",
 		Short: "print what the model would receive next as {\"messages\":[...]} (--all: the full history with flags)",
 		Args:  oneArg,
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := formats.ParseFormat(format, false)
 			if err != nil {
 				return fmt.Errorf("--format: %w", err)
 			}
-			return a.withSession(args[0], func(st *storage.Store, id string) error {
+			return a.withSession(contextOf(cmd), args[0], func(st *storage.Store, id string) error {
 				v, msgs, err := st.Read(id, all)
 				if err != nil {
 					return err

@@ -414,8 +414,14 @@ func (s streamWriter) Write(p []byte) (int, error) {
 
 // RunRemote runs a command line in the owner of dataDir, copying its output to stdout and stderr and its logs
 // to log, and returns its exit code; ok is false when no owner answers (run it locally then). stdin, when not
-// nil, is streamed to the command as it reads it.
-func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, version string, stdout, stderr, log io.Writer) (code int, ok bool) {
+// nil, is streamed to the command as it reads it. Ctrl-C, a kill or the terminal closing (or ctx ending, for a
+// command that caught one of those before it got here) closes the connection, which stops the command in the
+// daemon; the code is then 130.
+func RunRemote(ctx context.Context, dataDir string, args []string, dir string, stdin io.Reader, version string, stdout, stderr, log io.Writer) (code int, ok bool) {
+	// Listen before the daemon can start the command: a signal that came between would be lost.
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, osproc.StopSignals()...)
+	defer signal.Stop(interrupted)
 	if checkSocket(SocketPath(dataDir), false) != nil {
 		return 0, false // the command then opens the store itself, and says what is wrong with the data directory
 	}
@@ -424,14 +430,27 @@ func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, versi
 		return 0, false
 	}
 	defer conn.Close()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	var wasInterrupted atomic.Bool
+	go func() {
+		select {
+		case <-interrupted:
+		case <-ctx.Done():
+		case <-stopped:
+			return
+		}
+		wasInterrupted.Store(true)
+		conn.Close()
+	}()
 	hello, _ := json.Marshal(Hello{V: ProtocolVersion, Mode: "cli", Version: version, Args: args, Dir: dir})
 	if _, err := conn.Write(append(hello, '\n')); err != nil {
-		return 0, false
+		return remoteStopped(stderr, &wasInterrupted)
 	}
 	dec := json.NewDecoder(bufio.NewReader(conn))
 	var welcome Welcome
 	if err := dec.Decode(&welcome); err != nil {
-		return 0, false
+		return remoteStopped(stderr, &wasInterrupted)
 	}
 	if welcome.Refused != "" {
 		fmt.Fprintf(stderr, "alisio-lsp: %s\n", welcome.Refused)
@@ -439,21 +458,6 @@ func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, versi
 	}
 	inputErr := make(chan error, 1)
 	go func() { inputErr <- sendInput(conn, stdin) }()
-	// Ctrl-C, a kill or the terminal closing closes the connection, which stops the command in the daemon.
-	interrupted := make(chan os.Signal, 1)
-	signal.Notify(interrupted, osproc.StopSignals()...)
-	defer signal.Stop(interrupted)
-	stopped := make(chan struct{})
-	defer close(stopped)
-	var wasInterrupted atomic.Bool
-	go func() {
-		select {
-		case <-interrupted:
-			wasInterrupted.Store(true)
-			conn.Close()
-		case <-stopped:
-		}
-	}()
 	for {
 		var line struct {
 			Stdout *string `json:"stdout"`
@@ -463,8 +467,7 @@ func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, versi
 		}
 		if err := dec.Decode(&line); err != nil {
 			if wasInterrupted.Load() {
-				fmt.Fprintln(stderr, "alisio-lsp: stopped (a compaction stopped leaves the session as it was; a turn keeps what it did)")
-				return 130, true
+				return remoteStopped(stderr, &wasInterrupted)
 			}
 			select {
 			case ierr := <-inputErr:
@@ -487,4 +490,14 @@ func RunRemote(dataDir string, args []string, dir string, stdin io.Reader, versi
 			return *line.Exit, true
 		}
 	}
+}
+
+// remoteStopped is RunRemote's result when the connection broke before the command ended: stopped by the user
+// (said, code 130), or no owner to run it (not ok: the command runs locally).
+func remoteStopped(stderr io.Writer, interrupted *atomic.Bool) (int, bool) {
+	if !interrupted.Load() {
+		return 0, false
+	}
+	fmt.Fprintln(stderr, "alisio-lsp: stopped (a compaction stopped leaves the session as it was; a turn keeps what it did)")
+	return 130, true
 }

@@ -85,8 +85,28 @@ func TestOwner_StdinIsStreamed(t *testing.T) {
 	})
 	var stdout, stderr, log bytes.Buffer
 	input := strings.NewReader(strings.Repeat("0123456789abcdef", 1<<16)) // 1 MiB: many lines of input
-	code, ok := RunRemote(dataDir, []string{"sessions", "import", "-"}, t.TempDir(), input, "test", &stdout, &stderr, &log)
+	code, ok := RunRemote(context.Background(), dataDir, []string{"sessions", "import", "-"}, t.TempDir(), input, "test", &stdout, &stderr, &log)
 	if !ok || code != 0 || stdout.String() != "bytes 1048576\n" || log.String() != "read sessions import -\n" {
 		t.Fatalf("remote run: ok %v code %d stdout %q stderr %q log %q", ok, code, stdout.String(), stderr.String(), log.String())
+	}
+}
+
+// TestOwner_AStopBeforeTheCommandStarts: a CLI that was stopped (its context ended: Ctrl-C or the terminal
+// closing caught by the command before it reached the daemon) does not wait for the command the daemon would run;
+// it says it stopped, with code 130. A signal in that gap used to be lost, and the CLI waited for the whole turn.
+func TestOwner_AStopBeforeTheCommandStarts(t *testing.T) {
+	dataDir := t.TempDir()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	startCLIOwner(t, dataDir, func([]string, io.Reader, io.Writer, io.Writer, io.Writer) int {
+		<-release // a turn that would outlast the test
+		return 0
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code, ok := RunRemote(ctx, dataDir, []string{"prompt", "wait for it"}, t.TempDir(), nil, "test", &stdout, &stderr, nil)
+	if !ok || code != 130 || !strings.Contains(stderr.String(), "alisio-lsp: stopped") {
+		t.Fatalf("remote run: ok %v code %d stderr %q", ok, code, stderr.String())
 	}
 }

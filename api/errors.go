@@ -89,6 +89,8 @@ func EditorWords() Words {
 const (
 	EditorVSCode = "vscode"
 	EditorNeovim = "neovim"
+	// EditorTerminal is `alisio-lsp chat`, whose user types slash commands.
+	EditorTerminal = "terminal"
 )
 
 // WordsFor are the words of editor (EditorVSCode, EditorNeovim): its commands and the names its user types in
@@ -101,6 +103,11 @@ func WordsFor(editor string) Words {
 			DataDir: "the alisio.dataDir setting", MaxOutput: "the alisio.compaction.maxOutputTokens setting",
 			UndoCompaction: "Alisio: Undo Compaction", KeepTurns: "the alisio.compaction.keepTurns setting",
 			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)"}
+	case EditorTerminal:
+		return Words{Compact: "/compact", NewSession: "/new", ShowTools: "/mcps; mcpServers.NAME.disabled in the config", Recover: "/recover acknowledge",
+			Sessions: "/sessions", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
+			MaxOutput: "/settings compaction.maxOutputTokens N", UndoCompaction: "/undo", KeepTurns: "/settings compaction.keepTurns N",
+			Provider: "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)"}
 	case EditorNeovim:
 		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
 			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",

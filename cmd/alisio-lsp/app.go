@@ -81,7 +81,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) (*cobra.Command, 
 	f.BoolVar(&a.jsonOut, "json", false, `print results and events as JSON Lines, each with "v":1`)
 	f.StringVar(&a.logFile, "log-file", "", "write logs to this file (default stderr; logs never go to stdout)")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	root.AddCommand(a.serveCommand(), a.versionCommand(), a.sessionsCommand(), a.compactCommand(), a.checkpointCommand(), a.contextCommand(), a.promptCommand(), a.toolsCommand(), a.memoriesCommand(), a.daemonCommand())
+	root.AddCommand(a.serveCommand(), a.versionCommand(), a.sessionsCommand(), a.compactCommand(), a.checkpointCommand(), a.contextCommand(), a.promptCommand(), a.chatCommand(), a.toolsCommand(), a.memoriesCommand(), a.daemonCommand())
 	root.Version = version()
 	root.SetVersionTemplate(fmt.Sprintf("alisio-lsp {{.Version}} (store format %d)\n", storage.FormatVersion))
 	for _, c := range root.Commands() {

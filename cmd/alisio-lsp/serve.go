@@ -141,7 +141,16 @@ func (a *app) forward(ctx context.Context) error {
 		fmt.Fprintln(a.stderr, "alisio-lsp: this is the language server; it speaks JSON-RPC on stdin/stdout and is started by your editor.\n"+
 			"See `alisio-lsp --help` for the command-line tools; Ctrl-C to quit.")
 	}
-	f := &shared.Forwarder{Version: version(), Log: a.log,
+	f := a.forwarder(a.log)
+	code := f.Run(ctx, os.Stdin, os.Stdout)
+	_ = a.log.Sync()
+	return exitCode(code) // main leaves with it: a read blocked on stdin would not end otherwise
+}
+
+// forwarder connects a client (an editor, the terminal chat) to the shared daemon of the data directory,
+// starting the daemon when none runs.
+func (a *app) forwarder(log *zap.Logger) *shared.Forwarder {
+	return &shared.Forwarder{Version: version(), Log: log,
 		DataDir: func(opts json.RawMessage) (string, error) {
 			override := a.dataDir
 			if override == "" {
@@ -160,9 +169,6 @@ func (a *app) forward(ctx context.Context) error {
 			return storage.DataDir(override)
 		},
 		StartOwner: a.startOwner}
-	code := f.Run(ctx, os.Stdin, os.Stdout)
-	_ = a.log.Sync()
-	return exitCode(code) // main leaves with it: a read blocked on stdin would not end otherwise
 }
 
 // startOwner starts the shared daemon for dataDir in its own session, detached from the editor, logging to

@@ -1,0 +1,806 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textarea"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/config"
+)
+
+// Options are what `alisio-lsp chat` was asked for.
+type Options struct {
+	// Session continues this session; "" the workspace's most recent one, unless New.
+	Session string
+	New     bool
+	// Config is the configuration the daemon was started with as this process reads it: its plugins for
+	// /plugins, and the base /settings are checked against.
+	Config config.Config
+	// In and Out are the terminal.
+	In  io.Reader
+	Out io.Writer
+}
+
+// leaveWindow is how soon a second Ctrl-C leaves the chat.
+const leaveWindow = 3 * time.Second
+
+// Run runs the chat on client until the user leaves. A request still running then is stopped.
+func Run(ctx context.Context, client *Client, opts Options) error {
+	m := newModel(ctx, client, opts)
+	p := tea.NewProgram(m, tea.WithInput(opts.In), tea.WithOutput(opts.Out), tea.WithAltScreen(), tea.WithContext(ctx))
+	final, err := p.Run()
+	if fm, ok := final.(*model); ok && fm.cancel != nil {
+		fm.cancel()
+	}
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // the terminal closed, or the process was told to stop
+	}
+	return err
+}
+
+// model is the chat's state: the conversation as drawn, the running turn, the input, the meter.
+type model struct {
+	ctx    context.Context
+	client *Client
+	opts   Options
+	sty    styles
+	md     *glamour.TermRenderer
+
+	width, height int
+	input         textarea.Model
+	view          viewport.Model
+	spin          spinner.Model
+
+	blocks []string  // what is drawn above the running turn
+	turn   []segment // the running turn
+	busy   string    // what runs: "" (nothing), "turn", "compaction", or the command's name
+	cancel context.CancelFunc
+
+	session, title string
+	status         *api.Status
+	approvals      []Approval
+
+	history  []string // what was sent, oldest first
+	histPos  int      // len(history) when not browsing
+	draft    string   // the input before browsing the history
+	notice   string   // one line above the input
+	lastStop time.Time
+	quitting bool
+
+	overrides Overrides
+	plugins   []config.Plugin
+	memory    bool
+}
+
+// segment is a piece of the running turn: text the model wrote, a tool call, or a compaction line.
+type segment struct {
+	text *strings.Builder
+	call *toolCall
+	note string
+}
+
+// The results of what runs in the background.
+type (
+	incomingMsg    struct{ v any }
+	turnDoneMsg    struct{ res api.PromptResult; err error }
+	commandDoneMsg struct{ text string; err error }
+	sessionMsg     struct {
+		id, title string
+		page      api.SessionResult
+		err       error
+		fresh     bool
+	}
+	statusMsg struct{ st *api.Status }
+)
+
+func newModel(ctx context.Context, client *Client, opts Options) *model {
+	in := textarea.New()
+	in.Placeholder = "Ask the agent… (/help for commands)"
+	in.ShowLineNumbers = false
+	in.Prompt = "› "
+	in.SetHeight(3)
+	in.CharLimit = 0
+	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	in.Focus()
+	sp := spinner.New(spinner.WithSpinner(spinner.Dot))
+	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20),
+		overrides: Overrides{}, plugins: append([]config.Plugin(nil), opts.Config.Plugins...), memory: opts.Config.Memory.Enabled}
+	return m
+}
+
+func (m *model) Init() tea.Cmd {
+	return tea.Batch(textarea.Blink, m.spin.Tick, m.next(), m.openSession(m.opts.Session, m.opts.New))
+}
+
+// next waits for the daemon's next message.
+func (m *model) next() tea.Cmd {
+	return func() tea.Msg { return incomingMsg{<-m.client.Incoming()} }
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+	case tea.KeyMsg:
+		if cmd, handled := m.key(msg); handled {
+			return m, cmd
+		}
+	case spinner.TickMsg:
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		if m.busy != "" {
+			m.refresh()
+		}
+		return m, cmd
+	case incomingMsg:
+		if cmd := m.incoming(msg.v); cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+		if _, gone := msg.v.(Disconnected); !gone {
+			cmds = append(cmds, m.next())
+		}
+	case turnDoneMsg:
+		m.turnDone(msg)
+		cmds = append(cmds, m.fetchStatus())
+	case commandDoneMsg:
+		m.busy, m.cancel = "", nil
+		switch {
+		case msg.err != nil:
+			m.say(m.sty.failed.Render(errorText(msg.err)))
+		case msg.text != "":
+			m.say(msg.text)
+		}
+		cmds = append(cmds, m.fetchStatus())
+	case sessionMsg:
+		m.sessionLoaded(msg)
+		cmds = append(cmds, m.fetchStatus())
+	case statusMsg:
+		if msg.st != nil && (msg.st.Session == m.session || m.session == "") {
+			m.status = msg.st
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	cmds = append(cmds, cmd)
+	m.view, cmd = m.view.Update(msg)
+	cmds = append(cmds, cmd)
+	return m, tea.Batch(cmds...)
+}
+
+// key handles the keys the chat owns; the others go to the input.
+func (m *model) key(k tea.KeyMsg) (tea.Cmd, bool) {
+	if len(m.approvals) > 0 {
+		switch strings.ToLower(k.String()) {
+		case "y", "n":
+			a := m.approvals[0]
+			m.approvals = m.approvals[1:]
+			approved := strings.EqualFold(k.String(), "y")
+			verdict := "declined"
+			if approved {
+				verdict = "allowed"
+			}
+			m.addNote(fmt.Sprintf("%s %s", verdict, a.Call.Name))
+			return func() tea.Msg { _ = a.Answer(m.ctx, approved); return nil }, true
+		case "ctrl+c":
+		default:
+			return nil, true // the question waits for y or n
+		}
+	}
+	switch k.String() {
+	case "ctrl+c":
+		return m.stop(), true
+	case "ctrl+d":
+		if m.input.Value() == "" {
+			m.quitting = true
+			return tea.Quit, true
+		}
+	case "enter":
+		return m.send(), true
+	case "pgup", "pgdown":
+		var cmd tea.Cmd
+		m.view, cmd = m.view.Update(k)
+		return cmd, true
+	case "up":
+		if m.input.Line() == 0 && m.histPos > 0 {
+			if m.histPos == len(m.history) {
+				m.draft = m.input.Value()
+			}
+			m.histPos--
+			m.input.SetValue(m.history[m.histPos])
+			return nil, true
+		}
+	case "down":
+		if m.input.Line() == m.input.LineCount()-1 && m.histPos < len(m.history) {
+			m.histPos++
+			if m.histPos == len(m.history) {
+				m.input.SetValue(m.draft)
+			} else {
+				m.input.SetValue(m.history[m.histPos])
+			}
+			return nil, true
+		}
+	}
+	return nil, false
+}
+
+// stop is Ctrl-C: it stops what runs; a second one soon after (or one with nothing running and an empty input)
+// leaves.
+func (m *model) stop() tea.Cmd {
+	again := time.Since(m.lastStop) < leaveWindow
+	m.lastStop = time.Now()
+	switch {
+	case again:
+		m.quitting = true
+		return tea.Quit
+	case m.cancel != nil:
+		m.cancel()
+		m.notice = "stopping… (Ctrl-C again leaves)"
+	case m.input.Value() != "":
+		m.input.Reset()
+		m.notice = "input cleared (Ctrl-C again leaves)"
+	default:
+		m.notice = "Ctrl-C again (or /exit) leaves"
+	}
+	return nil
+}
+
+// send sends the input: a prompt, or a slash command.
+func (m *model) send() tea.Cmd {
+	line := m.input.Value()
+	cmd, err := ParseCommand(line)
+	if err != nil {
+		m.notice = err.Error()
+		return nil
+	}
+	if m.busy != "" && cmd.Name != "help" && cmd.Name != "exit" {
+		m.notice = fmt.Sprintf("wait for the %s to end, or Ctrl-C to stop it", m.busy)
+		return nil
+	}
+	m.notice = ""
+	if len(m.history) == 0 || m.history[len(m.history)-1] != line {
+		m.history = append(m.history, line)
+	}
+	m.histPos, m.draft = len(m.history), ""
+	m.input.Reset()
+	if cmd.Name == "" {
+		return m.prompt(cmd.Arg)
+	}
+	return m.command(cmd)
+}
+
+// prompt runs a turn.
+func (m *model) prompt(text string) tea.Cmd {
+	m.say(m.sty.user.Render("You") + "\n" + text)
+	if m.session == "" && m.title == "" {
+		m.title = agent.SessionTitle(text)
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.busy, m.cancel, m.turn = "turn", cancel, nil
+	session := m.session
+	return func() tea.Msg {
+		var res api.PromptResult
+		err := m.client.Call(ctx, "alisio/prompt", api.PromptParams{SessionRef: api.SessionRef{Session: session}, Text: text}, &res)
+		return turnDoneMsg{res: res, err: err}
+	}
+}
+
+// turnDone draws the finished turn for good (its text as markdown) and says how it ended.
+func (m *model) turnDone(msg turnDoneMsg) {
+	if msg.res.Session != "" {
+		m.session = msg.res.Session
+	}
+	if msg.res.Reply != "" {
+		// The reply is whole here, while its last deltas may still be on their way: it replaces them.
+		if n := len(m.turn); n > 0 && m.turn[n-1].text != nil {
+			m.turn[n-1].text.Reset()
+		}
+		m.appendText(msg.res.Reply)
+	}
+	if body := m.drawTurn(true); body != "" {
+		m.blocks = append(m.blocks, body)
+	}
+	m.turn, m.busy, m.cancel = nil, "", nil
+	switch {
+	case errors.Is(msg.err, context.Canceled):
+		m.say(m.sty.warn.Render("Stopped. The turn keeps what it did; send a message to go on."))
+	case msg.err != nil:
+		m.say(m.sty.failed.Render(errorText(msg.err)))
+	case msg.res.Cut:
+		m.say(m.sty.warn.Render("The reply was cut by limits.maxOutputTokens: /settings limits.maxOutputTokens 8192 allows longer ones."))
+	}
+	m.notice = ""
+	m.refresh()
+}
+
+// incoming handles what the daemon sent.
+func (m *model) incoming(v any) tea.Cmd {
+	switch v := v.(type) {
+	case api.Event:
+		if v.Session != "" && m.session != "" && v.Session != m.session {
+			return nil
+		}
+		m.event(v)
+	case api.Status:
+		if v.Session == m.session || m.session == "" {
+			m.status = &v
+		}
+	case Approval:
+		m.approvals = append(m.approvals, v)
+	case Withdrawn:
+		for i, a := range m.approvals {
+			if v.Is(a) {
+				m.approvals = append(m.approvals[:i], m.approvals[i+1:]...)
+				m.addNote("the question about " + a.Call.Name + " expired: it counts as declined")
+				break
+			}
+		}
+	case Notice:
+		text := v.Text
+		if v.Error {
+			text = m.sty.failed.Render(text)
+		}
+		m.say(text)
+	case Disconnected:
+		m.say(m.sty.failed.Render("The connection to the shared daemon ended. Leave with Ctrl-C and run `alisio-lsp chat` again: it continues this session."))
+		if m.cancel != nil {
+			m.cancel()
+		}
+	}
+	m.refresh()
+	return nil
+}
+
+// event adds a turn's event to the running turn.
+func (m *model) event(ev api.Event) {
+	if m.busy != "turn" {
+		if ev.Summary != "" && m.busy == "" {
+			m.say(m.sty.dim.Render("⟳ " + ev.Summary))
+		}
+		return
+	}
+	if m.session == "" && ev.Session != "" {
+		m.session = ev.Session
+	}
+	switch ev.Type {
+	case api.EventDelta:
+		m.appendText(ev.Text)
+	case api.EventToolCall:
+		m.turn = append(m.turn, segment{call: &toolCall{id: ev.ID, name: ev.Name, args: ev.Arguments}})
+	case api.EventToolResult:
+		for i := len(m.turn) - 1; i >= 0; i-- {
+			if c := m.turn[i].call; c != nil && c.id == ev.ID && !c.done {
+				c.done, c.failed, c.exitCode = true, ev.IsError != nil && *ev.IsError, ev.ExitCode
+				if ev.Chars != nil {
+					c.chars = *ev.Chars
+				}
+				break
+			}
+		}
+	case api.EventReply:
+	default:
+		if ev.Summary != "" {
+			m.addNote("⟳ " + ev.Summary)
+		}
+	}
+}
+
+func (m *model) appendText(text string) {
+	if n := len(m.turn); n == 0 || m.turn[n-1].text == nil {
+		m.turn = append(m.turn, segment{text: &strings.Builder{}})
+	}
+	m.turn[len(m.turn)-1].text.WriteString(text)
+}
+
+// addNote adds a line to the running turn, or below the conversation when none runs.
+func (m *model) addNote(text string) {
+	if m.busy == "turn" {
+		m.turn = append(m.turn, segment{note: text})
+		return
+	}
+	m.say(m.sty.dim.Render(text))
+}
+
+// drawTurn draws the running turn; final renders its text as markdown (while it streams it is drawn plain).
+func (m *model) drawTurn(final bool) string {
+	var parts []string
+	for _, s := range m.turn {
+		switch {
+		case s.call != nil:
+			parts = append(parts, s.call.line(m.spin.View(), m.sty))
+		case s.note != "":
+			parts = append(parts, m.sty.dim.Render(s.note))
+		case s.text != nil && strings.TrimSpace(s.text.String()) != "":
+			if final {
+				parts = append(parts, m.markdown(s.text.String()))
+			} else {
+				parts = append(parts, lipgloss.NewStyle().Width(max(20, m.width-2)).Render(strings.TrimSpace(s.text.String())))
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (m *model) markdown(text string) string {
+	if m.md != nil {
+		if out, err := m.md.Render(text); err == nil {
+			return strings.Trim(out, "\n")
+		}
+	}
+	return strings.TrimSpace(text)
+}
+
+// say adds a block below the conversation.
+func (m *model) say(text string) {
+	m.blocks = append(m.blocks, text)
+	m.refresh()
+}
+
+// refresh redraws the conversation, following its end unless the user scrolled up.
+func (m *model) refresh() {
+	follow := m.view.AtBottom()
+	content := strings.Join(m.blocks, "\n\n")
+	if m.busy == "turn" {
+		running := m.drawTurn(false)
+		if running == "" {
+			running = m.spin.View() + " thinking…"
+		}
+		content += "\n\n" + running
+	} else if m.busy != "" {
+		content += "\n\n" + m.spin.View() + " " + m.busy + "…"
+	}
+	m.view.SetContent(content)
+	if follow {
+		m.view.GotoBottom()
+	}
+}
+
+func (m *model) resize(w, h int) {
+	m.width, m.height = w, h
+	m.input.SetWidth(w)
+	m.view.Width = w
+	m.layout()
+	style := "dark"
+	if os.Getenv("NO_COLOR") != "" || lipgloss.ColorProfile() == 0 {
+		style = "notty"
+	}
+	if md, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(20, w-4))); err == nil {
+		m.md = md
+	}
+	m.refresh()
+}
+
+// layout gives the conversation what the meter, the question, the notice and the input leave.
+func (m *model) layout() {
+	used := m.input.Height() + 2 // the meter and the notice line
+	if len(m.approvals) > 0 {
+		used += lipgloss.Height(approvalView(m.approvals[0].ApproveParams, m.width, m.sty))
+	}
+	m.view.Height = max(3, m.height-used)
+}
+
+func (m *model) View() string {
+	if m.quitting {
+		return ""
+	}
+	if m.width == 0 {
+		return "starting…"
+	}
+	m.layout()
+	parts := []string{m.view.View(), meterLine(m.status, m.session, m.title, m.width, m.sty)}
+	if len(m.approvals) > 0 {
+		parts = append(parts, approvalView(m.approvals[0].ApproveParams, m.width, m.sty))
+	}
+	notice := m.notice
+	if notice == "" && m.status != nil && len(m.status.Notices) > 0 {
+		notice = m.status.Notices[0].Text
+	}
+	parts = append(parts, m.sty.warn.Render(clip(notice, max(10, m.width))), m.input.View())
+	return strings.Join(parts, "\n")
+}
+
+// fetchStatus asks for the meter of the current session (of the first request when there is none yet).
+func (m *model) fetchStatus() tea.Cmd {
+	session := m.session
+	return func() tea.Msg {
+		var st api.Status
+		if err := m.client.Call(m.ctx, "alisio/status", api.StatusParams{SessionRef: api.SessionRef{Session: session}, FirstRequest: session == ""}, &st); err != nil {
+			return statusMsg{}
+		}
+		return statusMsg{&st}
+	}
+}
+
+// openSession continues session id (the workspace's most recent when "", none when fresh) and draws its last
+// messages.
+func (m *model) openSession(id string, fresh bool) tea.Cmd {
+	return func() tea.Msg {
+		if fresh {
+			var res api.NewSessionResult
+			if err := m.client.Call(m.ctx, "alisio/newSession", api.NewSessionParams{}, &res); err != nil {
+				return sessionMsg{err: err}
+			}
+			return sessionMsg{id: res.Session, fresh: true}
+		}
+		var list api.SessionsResult
+		if err := m.client.Call(m.ctx, "alisio/sessions", api.SessionsParams{All: id != ""}, &list); err != nil {
+			return sessionMsg{err: err}
+		}
+		title := ""
+		if id == "" {
+			if len(list.Sessions) == 0 {
+				return sessionMsg{}
+			}
+			id = list.Sessions[0].ID
+		}
+		for _, s := range list.Sessions {
+			if s.ID == id || (len(id) >= 4 && strings.HasPrefix(s.ID, id)) {
+				id, title = s.ID, s.Title
+				break
+			}
+		}
+		limit := 40
+		var page api.SessionResult
+		err := m.client.Call(m.ctx, "alisio/session", api.SessionParams{SessionRef: api.SessionRef{Session: id}, Limit: &limit}, &page)
+		return sessionMsg{id: id, title: title, page: page, err: err}
+	}
+}
+
+// sessionLoaded draws a session opened or switched to.
+func (m *model) sessionLoaded(msg sessionMsg) {
+	m.busy = ""
+	if msg.err != nil {
+		m.say(m.sty.failed.Render(errorText(msg.err)))
+		return
+	}
+	m.blocks, m.session, m.title, m.status = nil, msg.id, msg.title, nil
+	switch {
+	case msg.id == "":
+		m.say(m.sty.dim.Render("A new session starts with your first message. /help lists the commands."))
+		return
+	case msg.fresh:
+		m.say(m.sty.dim.Render("New session " + shortID(msg.id) + ". /help lists the commands."))
+		return
+	}
+	if msg.page.Offset > 0 {
+		m.say(m.sty.dim.Render(fmt.Sprintf("… %d earlier messages (alisio-lsp sessions show %s prints them all)", msg.page.Offset, shortID(msg.id))))
+	}
+	for _, pm := range msg.page.Messages {
+		if b := m.drawMessage(pm, msg.page.Messages); b != "" {
+			m.blocks = append(m.blocks, b)
+		}
+	}
+	m.say(m.sty.dim.Render(fmt.Sprintf("Continuing session %s (%d messages). /new starts another; /help lists the commands.", shortID(msg.id), msg.page.Total)))
+}
+
+// drawMessage draws one stored message of page as the chat drew it live.
+func (m *model) drawMessage(pm api.PageMessage, page []api.PageMessage) string {
+	switch {
+	case pm.Summary:
+		return m.sty.dim.Render(fmt.Sprintf("⟳ checkpoint: the conversation before this point was compacted (%s chars). /undo restores it.", api.Human(pm.Chars)))
+	case pm.Role == "user":
+		return m.sty.user.Render("You") + "\n" + pm.Text
+	case pm.Role == "assistant":
+		var parts []string
+		if strings.TrimSpace(pm.Text) != "" {
+			parts = append(parts, m.markdown(pm.Text))
+		}
+		for i, c := range pm.ToolCalls {
+			tc := toolCall{id: c.ID, name: c.Name, args: c.Arguments}
+			if i < len(pm.Outcomes) {
+				o := pm.Outcomes[i]
+				tc.done, tc.failed, tc.exitCode = o.State == api.CallDone || o.State == api.CallFailed, o.State == api.CallFailed, o.ExitCode
+				if o.Result >= 0 && o.Result < len(page) {
+					tc.chars = len([]rune(page[o.Result].Text))
+				}
+			}
+			parts = append(parts, tc.line("?", m.sty))
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
+}
+
+// command runs a slash command.
+func (m *model) command(c Command) tea.Cmd {
+	switch c.Name {
+	case "help":
+		m.say(Help())
+		return nil
+	case "exit":
+		m.quitting = true
+		return tea.Quit
+	case "new":
+		m.busy = "new session"
+		return m.openSession("", true)
+	case "sessions":
+		return m.sessions(c.Arg)
+	case "plugins":
+		return m.pluginsCommand(c.Arg)
+	case "settings":
+		return m.settingsCommand(c.Arg)
+	}
+	if m.session == "" && c.Name != "mcps" && c.Name != "context" {
+		m.notice = "this session has no messages yet: send one first"
+		return nil
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.busy, m.cancel = c.Name, cancel
+	if c.Name == "compact" {
+		m.busy = "compaction"
+	}
+	ref := api.SessionRef{Session: m.session}
+	m.refresh()
+	return func() tea.Msg {
+		switch c.Name {
+		case "compact":
+			var res api.CompactResult
+			if err := m.client.Call(ctx, "alisio/compact", api.CompactParams{SessionRef: ref, Focus: c.Arg}, &res); err != nil {
+				if errors.Is(err, context.Canceled) {
+					return commandDoneMsg{text: "The compaction was stopped: the session is as it was."}
+				}
+				return commandDoneMsg{err: err}
+			}
+			return commandDoneMsg{text: "⟳ " + res.Event.Summary}
+		case "undo":
+			var res api.UndoCompactionResult
+			err := m.client.Call(ctx, "alisio/undoCompaction", ref, &res)
+			return commandDoneMsg{text: res.Message, err: err}
+		case "context":
+			var parts api.ContextResult
+			var st api.Status
+			if ref.Session != "" {
+				if err := m.client.Call(ctx, "alisio/context", api.ContextParams{SessionRef: ref}, &parts); err != nil {
+					return commandDoneMsg{err: err}
+				}
+			}
+			if err := m.client.Call(ctx, "alisio/status", api.StatusParams{SessionRef: ref, FirstRequest: ref.Session == ""}, &st); err != nil {
+				return commandDoneMsg{err: err}
+			}
+			return commandDoneMsg{text: contextView(parts.Parts, &st)}
+		case "mcps":
+			var d api.ToolsResult
+			err := m.client.Call(ctx, "alisio/tools", api.ToolsParams{}, &d)
+			return commandDoneMsg{text: mcpsView(d), err: err}
+		case "recover":
+			ack := strings.EqualFold(c.Arg, "acknowledge")
+			if c.Arg != "" && !ack {
+				return commandDoneMsg{err: fmt.Errorf("/recover takes nothing, or acknowledge")}
+			}
+			var res api.RecoverResult
+			if err := m.client.Call(ctx, "alisio/recover", api.RecoverParams{SessionRef: ref, Acknowledge: ack}, &res); err != nil {
+				return commandDoneMsg{err: err}
+			}
+			if res.Recovered == 0 {
+				return commandDoneMsg{text: "This session has no uncertain tool calls."}
+			}
+			return commandDoneMsg{text: fmt.Sprintf("Recorded an unknown outcome for %d tool call(s); the session can go on.", res.Recovered)}
+		}
+		return commandDoneMsg{err: fmt.Errorf("/%s is not a command here", c.Name)}
+	}
+}
+
+// sessions lists the workspace's sessions, or switches to one (by number in the list, or ID).
+func (m *model) sessions(arg string) tea.Cmd {
+	current := m.session
+	return func() tea.Msg {
+		var list api.SessionsResult
+		if err := m.client.Call(m.ctx, "alisio/sessions", api.SessionsParams{}, &list); err != nil {
+			return commandDoneMsg{err: err}
+		}
+		if arg == "" {
+			return commandDoneMsg{text: sessionsView(list.Sessions, current, time.Now())}
+		}
+		id := arg
+		if n, err := strconv.Atoi(arg); err == nil {
+			if n < 1 || n > len(list.Sessions) {
+				return commandDoneMsg{err: fmt.Errorf("there is no session %d: /sessions lists %d", n, len(list.Sessions))}
+			}
+			id = list.Sessions[n-1].ID
+		}
+		return m.openSession(id, false)()
+	}
+}
+
+// pluginsCommand lists the plugins, or turns one on or off for this chat.
+func (m *model) pluginsCommand(arg string) tea.Cmd {
+	verb, name, _ := strings.Cut(strings.TrimSpace(arg), " ")
+	name = strings.TrimSpace(name)
+	if verb == "" {
+		m.say(pluginsView(m.plugins, m.memory))
+		return nil
+	}
+	if verb != "enable" && verb != "disable" || name == "" {
+		m.notice = "use /plugins enable NAME or /plugins disable NAME"
+		return nil
+	}
+	on := verb == "enable"
+	found := name == "memory"
+	if found {
+		m.memory = on
+		m.overrides["memory.enabled"] = on
+	}
+	for i := range m.plugins {
+		if m.plugins[i].Name == name {
+			m.plugins[i].Disabled, found = !on, true
+			m.overrides["plugins"] = m.plugins
+		}
+	}
+	if !found {
+		m.notice = fmt.Sprintf("no plugin is named %q: /plugins lists them", name)
+		return nil
+	}
+	return m.applySettings(fmt.Sprintf("%s is %sd for this chat.", name, verb))
+}
+
+// settingsCommand shows the settings this chat changed, or changes one.
+func (m *model) settingsCommand(arg string) tea.Cmd {
+	if strings.TrimSpace(arg) == "" {
+		cfg, _ := config.Overlay(m.opts.Config, m.overrides.JSON(), "/settings")
+		var b strings.Builder
+		fmt.Fprintf(&b, "In force: limits.maxContextChars %d · compaction.threshold %g · compaction.keepTurns %d · compaction.auto %v · tools.approval %q\n",
+			cfg.Limits.MaxContextChars, cfg.Compaction.Threshold, cfg.Compaction.KeepTurns, cfg.Compaction.Auto, cfg.Tools.Approval)
+		if len(m.overrides) == 0 {
+			b.WriteString("This chat changed none. /settings KEY VALUE changes one (the config file's names), /settings KEY drops the change.")
+		} else {
+			b.WriteString("Changed by this chat:")
+			for _, k := range m.overrides.Keys() {
+				fmt.Fprintf(&b, "\n  %s = %v", k, m.overrides[k])
+			}
+		}
+		m.say(b.String())
+		return nil
+	}
+	key, value, _ := strings.Cut(strings.TrimSpace(arg), " ")
+	before := Overrides{}
+	for k, v := range m.overrides {
+		before[k] = v
+	}
+	if err := m.overrides.Set(key, value); err != nil {
+		m.notice = err.Error()
+		return nil
+	}
+	if _, err := config.Overlay(m.opts.Config, m.overrides.JSON(), "/settings"); err != nil {
+		m.overrides = before
+		m.say(m.sty.failed.Render(err.Error() + ". Nothing changed."))
+		return nil
+	}
+	done := fmt.Sprintf("%s is %s for this chat.", key, strings.TrimSpace(value))
+	if strings.TrimSpace(value) == "" {
+		done = fmt.Sprintf("%s is back to the config file's value.", key)
+	}
+	return m.applySettings(done)
+}
+
+// applySettings sends the chat's settings to the daemon, as an editor sends its own.
+func (m *model) applySettings(done string) tea.Cmd {
+	settings := m.overrides.JSON()
+	return func() tea.Msg {
+		err := m.client.Notify(m.ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": settings}})
+		return commandDoneMsg{text: done, err: err}
+	}
+}
+
+// errorText is what the user reads of a failed request.
+func errorText(err error) string {
+	var re *RequestError
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	return err.Error()
+}

@@ -1,0 +1,266 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/config"
+)
+
+// styles are the chat's colours; with NO_COLOR (or a terminal without colour) lipgloss draws them plain.
+type styles struct {
+	user, dim, ok, failed, warn, meter, approval lipgloss.Style
+}
+
+func newStyles() styles {
+	return styles{
+		user:     lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
+		dim:      lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
+		ok:       lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		failed:   lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
+		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		meter:    lipgloss.NewStyle().Reverse(true),
+		approval: lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Color("3")).Padding(0, 1),
+	}
+}
+
+// toolCall is one tool call of the turn, folded to one line.
+type toolCall struct {
+	id, name, args string
+	done, failed   bool
+	chars          int
+	exitCode       *int
+}
+
+// line is the call as one line: its status mark (spin while it runs), name, main argument, and once done its
+// output's size, a command's exit code.
+func (c toolCall) line(spin string, st styles) string {
+	mark := spin
+	switch {
+	case c.failed:
+		mark = st.failed.Render("✗")
+	case c.done:
+		mark = st.ok.Render("✓")
+	}
+	s := fmt.Sprintf("%s %s %s", mark, c.name, clip(mainArgument(c.args), 70))
+	if c.done {
+		extra := fmt.Sprintf("%s chars", api.Human(c.chars))
+		if c.exitCode != nil {
+			extra = fmt.Sprintf("exit %d · %s", *c.exitCode, extra)
+		}
+		s += st.dim.Render(" · " + extra)
+	}
+	return s
+}
+
+// mainArgument is what names a call best: its command, path, pattern or query, else its arguments as sent.
+func mainArgument(args string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return oneLine(args)
+	}
+	for _, k := range []string{"command", "pattern", "query", "path", "file", "url", "name"} {
+		if v, ok := m[k].(string); ok && v != "" {
+			return oneLine(v)
+		}
+	}
+	return oneLine(args)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	switch {
+	case len(r) <= n:
+		return s
+	case n < 1:
+		return ""
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// meterLine is the status line: the session, how full its request is against the limit that compacts it,
+// what the next call does, the prompt cache, and whether a compaction runs.
+func meterLine(st *api.Status, session, title string, width int, sty styles) string {
+	var parts []string
+	name := "new session"
+	if session != "" {
+		name = "session " + shortID(session)
+		if title != "" {
+			name += " " + clip(title, 24)
+		}
+	}
+	parts = append(parts, name)
+	if st != nil && st.LimitTokens > 0 {
+		frac := float64(st.Tokens) / float64(st.LimitTokens)
+		parts = append(parts, fmt.Sprintf("%s %s/%s tokens (%.0f%%) · compacts at %.0f%%", bar(frac, 10), api.Human(st.Tokens), api.Human(st.LimitTokens), 100*frac, 100*st.Threshold))
+		switch {
+		case st.Compacting:
+			parts = append(parts, "compacting…")
+		case st.CompactingInBackground:
+			parts = append(parts, "summarizing in the background")
+		case st.NextAction != "" && st.NextAction != "none":
+			parts = append(parts, "next call: "+st.NextAction)
+		}
+		if st.Cache != nil && st.Cache.LastInput > 0 {
+			parts = append(parts, fmt.Sprintf("cache %.0f%% of last input", 100*float64(st.Cache.LastCached)/float64(st.Cache.LastInput)))
+		}
+	}
+	return sty.meter.Width(width).Render(clip(" alisio · "+strings.Join(parts, " · "), width))
+}
+
+// bar draws frac (0–1, more is clipped) in n cells.
+func bar(frac float64, n int) string {
+	full := int(frac*float64(n) + 0.5)
+	full = max(0, min(n, full))
+	return strings.Repeat("▰", full) + strings.Repeat("▱", n-full)
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// contextView is /context: the parts of the transcript, largest first, the instructions and tools beside
+// them, and the meter in full.
+func contextView(parts []agent.ContextPart, st *api.Status) string {
+	var b strings.Builder
+	if st != nil {
+		fmt.Fprintf(&b, "Context of session %s: %s of %s tokens (%s); compaction at %.0f%% (%s).\n",
+			shortID(st.Session), api.Human(st.Tokens), api.Human(st.LimitTokens), st.TokensSource, 100*st.Threshold, st.WindowSource)
+		fmt.Fprintf(&b, "  %-34s %8s chars\n", "instructions", api.Human(st.InstructionsChars))
+		if st.Rules != nil {
+			fmt.Fprintf(&b, "    %-32s %8s chars\n", "of which project rules ("+clip(st.Rules.File, 14)+")", api.Human(st.Rules.Chars))
+		}
+		fmt.Fprintf(&b, "  %-34s %8s chars\n", "tool catalog", api.Human(st.ToolsChars))
+	}
+	sorted := append([]agent.ContextPart(nil), parts...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Chars > sorted[j].Chars })
+	for _, p := range sorted {
+		fmt.Fprintf(&b, "  %-34s %8s chars\n", p.Name, api.Human(p.Chars))
+	}
+	if st != nil {
+		fmt.Fprintf(&b, "Next call: %s.", st.NextAction)
+		if st.Cache != nil {
+			fmt.Fprintf(&b, " %s.", strings.TrimSuffix(st.Cache.Text, "."))
+		}
+		for _, n := range st.Notices {
+			fmt.Fprintf(&b, "\n%s", n.Text)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// mcpsView is /mcps: every MCP server with its tool count and size, and what is wrong with one.
+func mcpsView(d api.ToolsResult) string {
+	var b strings.Builder
+	servers := 0
+	for _, s := range d.Sources {
+		if s.Source == "built-in" {
+			continue
+		}
+		servers++
+		fmt.Fprintf(&b, "  %-24s %3d tools  %8s chars", s.Source, s.Count, api.Human(s.Chars))
+		if s.Problem != "" {
+			fmt.Fprintf(&b, "  — %s", s.Problem)
+		}
+		b.WriteString("\n")
+	}
+	if servers == 0 {
+		return "No MCP servers are configured (mcpServers in the config file; README, Configuration). The built-in tools: " + builtinNames(d) + "."
+	}
+	return fmt.Sprintf("MCP servers (the whole tool catalog is %s chars):\n%sTurn one off with mcpServers.NAME.disabled in the config file.", api.Human(d.CatalogChars), b.String())
+}
+
+func builtinNames(d api.ToolsResult) string {
+	for _, s := range d.Sources {
+		if s.Source == "built-in" {
+			return strings.Join(s.Tools, ", ")
+		}
+	}
+	return "none"
+}
+
+// pluginsView is /plugins: the compaction plugins and the built-in memory, on or off for this chat.
+func pluginsView(plugins []config.Plugin, memory bool) string {
+	var b strings.Builder
+	state := func(on bool) string {
+		if on {
+			return "on"
+		}
+		return "off"
+	}
+	fmt.Fprintf(&b, "  %-24s %s (built-in: durable memories saved at each compaction)\n", "memory", state(memory))
+	for _, p := range plugins {
+		fmt.Fprintf(&b, "  %-24s %s (%s)\n", p.Name, state(!p.Disabled), clip(strings.Join(append([]string{p.Command}, p.Args...), " "), 50))
+	}
+	b.WriteString("/plugins disable NAME or /plugins enable NAME changes one for this chat; plugins in the config file are added there (docs/plugins.md).")
+	return b.String()
+}
+
+// sessionsView is /sessions: the workspace's sessions, numbered for /sessions N, the current one marked.
+func sessionsView(list []api.SessionSummary, current string, now time.Time) string {
+	if len(list) == 0 {
+		return "This workspace has no sessions yet: what you send starts one."
+	}
+	var b strings.Builder
+	for i, s := range list {
+		mark := " "
+		if s.ID == current {
+			mark = "*"
+		}
+		fmt.Fprintf(&b, "%s %2d  %s  %-40s %4d messages  %s ago\n", mark, i+1, shortID(s.ID), clip(s.Title, 40), s.Messages, ago(now.Sub(s.UpdatedAt)))
+	}
+	b.WriteString("/sessions N (or an ID) switches to one; /new starts one.")
+	return b.String()
+}
+
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// approvalView is the question of a call waiting for the user: what it writes or runs.
+func approvalView(a api.ApproveParams, width int, sty styles) string {
+	var b strings.Builder
+	switch a.Kind {
+	case api.ApproveEdit:
+		verb := "create"
+		if a.Exists {
+			verb = "overwrite"
+		}
+		if a.Call.Name == "edit_file" {
+			verb = "edit"
+		}
+		fmt.Fprintf(&b, "The agent wants to %s %s:\n", verb, a.Path)
+		lines := strings.Split(a.NewText, "\n")
+		for i, l := range lines {
+			if i == 12 {
+				fmt.Fprintf(&b, "  … %d more lines\n", len(lines)-12)
+				break
+			}
+			fmt.Fprintf(&b, "  %s\n", clip(l, max(20, width-8)))
+		}
+	default:
+		fmt.Fprintf(&b, "The agent wants to run:\n  %s\n", clip(a.Command, max(20, width-8)*3))
+	}
+	fmt.Fprintf(&b, "y: allow · n: decline (in %s it counts as declined)", (time.Duration(a.TimeoutSeconds) * time.Second).String())
+	return sty.approval.Width(max(20, width-2)).Render(b.String())
+}

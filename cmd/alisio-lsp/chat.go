@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/alisio-lsp/alisio-lsp/chat"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
+)
+
+func (a *app) chatCommand() *cobra.Command {
+	var sessionID, workspace string
+	var fresh bool
+	cmd := &cobra.Command{
+		Use:   "chat [--workspace DIR] [--session ID | --new]",
+		Short: "an interactive session in the terminal, through the shared daemon the editors use (/help inside lists its commands)",
+		Long: "chat continues the workspace's most recent session (--session another, --new a new one) in the terminal: replies\n" +
+			"stream as they are written, tool calls fold to one line, the meter stays at the bottom, Ctrl-C stops the turn\n" +
+			"(twice: leave). It talks to the shared daemon the editors use, starting it when none runs; /help lists the\n" +
+			"slash commands (/compact, /context, /mcps, /plugins, /settings, /sessions, /new, /recover, /undo, /exit).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
+				return errors.New("chat needs a terminal: for scripts use `alisio-lsp prompt TEXT` (it continues the same session)")
+			}
+			dir := a.workspaceDir(workspace)
+			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+				return fmt.Errorf("the workspace %s is not a folder: give one with --workspace", dir)
+			}
+			ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
+			defer stop()
+			fmt.Fprintln(a.stderr, "alisio-lsp: connecting to the shared daemon (it starts if none runs)…")
+			client, wait, err := a.dialDaemon(ctx, dir)
+			if err != nil {
+				return err
+			}
+			runErr := chat.Run(ctx, client, chat.Options{Session: sessionID, New: fresh, Config: a.cfg, In: os.Stdin, Out: os.Stdout})
+			_ = client.Close()
+			wait()
+			return runErr
+		},
+	}
+	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (an ID, or its first characters)")
+	cmd.Flags().BoolVar(&fresh, "new", false, "start a new session")
+	cmd.MarkFlagsMutuallyExclusive("session", "new")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the project folder the agent works in (default: the current directory)")
+	return cmd
+}
+
+// dialDaemon connects a client to the shared daemon through a forwarder in this process, as an editor's
+// `alisio-lsp serve` does (the daemon is started when none runs, and restarted if it dies); wait returns once
+// the forwarder has ended, after the client closed.
+func (a *app) dialDaemon(ctx context.Context, workspace string) (*chat.Client, func(), error) {
+	toDaemon, fromClient := io.Pipe()
+	toClient, fromDaemon := io.Pipe()
+	log := zap.NewNop() // the terminal is the chat's: the forwarder logs only to a --log-file
+	if a.logFile != "" {
+		log = a.log
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.forwarder(log).Run(context.WithoutCancel(ctx), toDaemon, fromDaemon)
+		fromDaemon.Close()
+		toDaemon.Close()
+	}()
+	wait := func() { <-done }
+	rwc := pipeConn{Reader: toClient, Writer: fromClient, closers: []io.Closer{fromClient, toClient}}
+	client, err := chat.Connect(ctx, rwc, workspace, version())
+	if err != nil {
+		rwc.Close()
+		wait()
+		return nil, nil, err
+	}
+	return client, wait, nil
+}
+
+// pipeConn is the client's side of the two pipes to the forwarder.
+type pipeConn struct {
+	io.Reader
+	io.Writer
+	closers []io.Closer
+}
+
+func (p pipeConn) Close() error {
+	for _, c := range p.closers {
+		_ = c.Close()
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

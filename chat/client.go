@@ -98,7 +98,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		// The request is the daemon's to stop: a turn keeps what it did, a compaction leaves the session as it was.
 		notify, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = c.conn.Notify(notify, "$/cancelRequest", map[string]any{"id": id})
+		_ = c.conn.Notify(notify, "$/cancelRequest", map[string]any{"id": &id})
 		return ctx.Err()
 	}
 	if err != nil {

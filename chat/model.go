@@ -36,6 +36,9 @@ type Options struct {
 	Out io.Writer
 }
 
+// maxBlocks bounds what the conversation keeps drawn.
+const maxBlocks = 400
+
 // leaveWindow is how soon a second Ctrl-C leaves the chat.
 const leaveWindow = 3 * time.Second
 
@@ -67,6 +70,7 @@ type model struct {
 	spin          spinner.Model
 
 	blocks []string  // what is drawn above the running turn
+	drawn  string    // blocks wrapped to the width, as drawn
 	turn   []segment // the running turn
 	busy   string    // what runs: "" (nothing), "turn", "compaction", or the command's name
 	cancel context.CancelFunc
@@ -313,7 +317,7 @@ func (m *model) turnDone(msg turnDoneMsg) {
 		m.appendText(msg.res.Reply)
 	}
 	if body := m.drawTurn(true); body != "" {
-		m.blocks = append(m.blocks, body)
+		m.addBlock(body)
 	}
 	m.turn, m.busy, m.cancel = nil, "", nil
 	switch {
@@ -447,14 +451,45 @@ func (m *model) markdown(text string) string {
 
 // say adds a block below the conversation.
 func (m *model) say(text string) {
-	m.blocks = append(m.blocks, text)
+	m.addBlock(text)
 	m.refresh()
+}
+
+// addBlock adds a block, wrapped to the width once (redrawing every block at each spinner tick would make a
+// long session slow).
+func (m *model) addBlock(text string) {
+	if len(m.blocks) >= maxBlocks {
+		// The oldest scroll away (`alisio-lsp sessions show` prints a whole session): a redraw stays bounded.
+		m.blocks = append([]string(nil), m.blocks[maxBlocks/4:]...)
+		m.redrawBlocks()
+	}
+	m.blocks = append(m.blocks, text)
+	if m.drawn != "" {
+		m.drawn += "\n\n"
+	}
+	m.drawn += m.wrap(text)
+}
+
+func (m *model) wrap(text string) string {
+	if m.width <= 0 {
+		return text
+	}
+	return lipgloss.NewStyle().Width(m.width).Render(text)
+}
+
+// redrawBlocks wraps every block again, for a new width or after blocks were replaced.
+func (m *model) redrawBlocks() {
+	blocks := m.blocks
+	m.blocks, m.drawn = nil, ""
+	for _, b := range blocks {
+		m.addBlock(b)
+	}
 }
 
 // refresh redraws the conversation, following its end unless the user scrolled up.
 func (m *model) refresh() {
 	follow := m.view.AtBottom()
-	content := strings.Join(m.blocks, "\n\n")
+	content := m.drawn
 	if m.busy == "turn" {
 		running := m.drawTurn(false)
 		if running == "" {
@@ -482,6 +517,7 @@ func (m *model) resize(w, h int) {
 	if md, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(20, w-4))); err == nil {
 		m.md = md
 	}
+	m.redrawBlocks()
 	m.refresh()
 }
 
@@ -568,7 +604,7 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		m.say(m.sty.failed.Render(errorText(msg.err)))
 		return
 	}
-	m.blocks, m.session, m.title, m.status = nil, msg.id, msg.title, nil
+	m.blocks, m.drawn, m.session, m.title, m.status = nil, "", msg.id, msg.title, nil
 	switch {
 	case msg.id == "":
 		m.say(m.sty.dim.Render("A new session starts with your first message. /help lists the commands."))
@@ -582,7 +618,7 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 	}
 	for _, pm := range msg.page.Messages {
 		if b := m.drawMessage(pm, msg.page.Messages); b != "" {
-			m.blocks = append(m.blocks, b)
+			m.addBlock(b)
 		}
 	}
 	m.say(m.sty.dim.Render(fmt.Sprintf("Continuing session %s (%d messages). /new starts another; /help lists the commands.", shortID(msg.id), msg.page.Total)))

@@ -147,6 +147,9 @@ func contextView(parts []agent.ContextPart, st *api.Status) string {
 	sorted := append([]agent.ContextPart(nil), parts...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Chars > sorted[j].Chars })
 	for _, p := range sorted {
+		if p.Chars == 0 {
+			continue
+		}
 		fmt.Fprintf(&b, "  %-34s %8s chars\n", p.Name, api.Human(p.Chars))
 	}
 	if st != nil {

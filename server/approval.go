@@ -86,7 +86,7 @@ func (s *Server) ask(ctx context.Context, p api.ApproveParams) (bool, error) {
 		var r api.ApproveResult
 		id, err := s.conn.Call(ctx, "alisio/approve", p, &r)
 		if ctx.Err() != nil { // the editor closes its question
-			_ = s.conn.Notify(s.connCtx, "$/cancelRequest", map[string]any{"id": id})
+			_ = s.conn.Notify(s.connCtx, "$/cancelRequest", map[string]any{"id": &id})
 		}
 		return r.Approved, err
 	}

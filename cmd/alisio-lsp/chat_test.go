@@ -1,0 +1,139 @@
+package main_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
+)
+
+// terminal is a tmux server of the test's own, with one window.
+type terminal struct {
+	t      *testing.T
+	socket string
+}
+
+func (term terminal) tmux(args ...string) string {
+	term.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", term.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		term.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// keys types keys into the window (tmux key names: Enter, C-c, …).
+func (term terminal) keys(keys ...string) { term.tmux(append([]string{"send-keys", "-t", "0"}, keys...)...) }
+
+// wait returns the screen once ok holds for it, failing the test after 30 s.
+func (term terminal) wait(what string, ok func(screen string) bool) string {
+	term.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		screen := term.tmux("capture-pane", "-p", "-t", "0")
+		if ok(screen) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			term.t.Fatalf("timed out waiting for %s; the screen:\n%s", what, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (term terminal) waitFor(text string) string {
+	term.t.Helper()
+	return term.wait(fmt.Sprintf("%q", text), func(s string) bool { return strings.Contains(s, text) })
+}
+
+// TestChat_InATerminal: `alisio-lsp chat` in a real terminal (tmux) against the scripted provider, through the
+// shared daemon it starts: a prompt streams its reply (markdown drawn for the terminal), a file write waits for
+// the user's y, tool calls fold to one line, the meter is drawn; Ctrl-C stops a slow turn (the provider sees
+// the request cancelled) and a second one leaves with code 0; slash commands answer, a mistyped one gets a hint,
+// a refused setting says why; chat run again continues the session with its messages; the daemon leaves
+// after its idle time.
+func TestChat_InATerminal(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install tmux)")
+	}
+	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
+		{Text: "Writing the notes.", ToolCalls: []providertest.ToolCall{{ID: "call_w", Name: "write_file", Arguments: `{"path":"notes.md","content":"# Notes\n"}`}}},
+		{Text: "**Done**: wrote `notes.md`."},
+		{Text: "too slow", DelayMs: 60_000},
+	}})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	data, ws := t.TempDir(), t.TempDir()
+	cfg := configFor(t, hs.URL)
+	term := terminal{t: t, socket: fmt.Sprintf("alisio-chat-test-%d", os.Getpid())}
+	chat := fmt.Sprintf("env ALISIO_DAEMON_IDLE=1s %s --data-dir %s --config %s chat --workspace %s; echo CHAT-EXIT=$?; sleep 600", binary, data, cfg, ws)
+	term.tmux("new-session", "-d", "-x", "120", "-y", "40", chat)
+	defer exec.Command("tmux", "-L", term.socket, "kill-server").Run()
+
+	term.waitFor("A new session starts with your first message")
+	term.waitFor("compacts at 85%") // the meter of the first request, before any message
+	term.keys("write the notes", "Enter")
+	term.waitFor("The agent wants to create notes.md")
+	term.keys("y")
+	done := term.waitFor("Done: wrote")
+	if strings.Contains(done, "**Done**") {
+		t.Errorf("the reply's markdown was not drawn for the terminal:\n%s", done)
+	}
+	if !strings.Contains(done, "✓ write_file notes.md") {
+		t.Errorf("the tool call is not one line with its status:\n%s", done)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "notes.md")); err != nil || string(b) != "# Notes\n" {
+		t.Errorf("the approved write did not happen: %q %v", b, err)
+	}
+	term.wait("the meter after the turn", func(s string) bool { return strings.Contains(s, "session ") && strings.Contains(s, "tokens (") })
+
+	term.keys("/sessoins", "Enter")
+	term.waitFor("did you mean /sessions?")
+	term.keys("C-u", "/settings limits.bogus 3", "Enter")
+	term.waitFor("Nothing changed.")
+	term.keys("/context", "Enter")
+	term.waitFor("Context of session")
+
+	// Ctrl-C stops a slow turn, the daemon stops the request, and the chat says what became of it.
+	term.keys("take your time", "Enter")
+	for deadline := time.Now().Add(30 * time.Second); len(srv.Requests()) < 3; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow prompt never reached the provider")
+		}
+	}
+	term.keys("C-c")
+	term.waitFor("Stopped. The turn keeps what it did")
+	for deadline := time.Now().Add(15 * time.Second); srv.Cancelled() == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon kept running the turn after Ctrl-C")
+		}
+	}
+	// A second Ctrl-C leaves: at once when it comes soon after the first, else after the chat says so.
+	term.keys("C-c")
+	if s := term.wait("the chat to leave or ask again", func(s string) bool {
+		return strings.Contains(s, "CHAT-EXIT=") || strings.Contains(s, "Ctrl-C again")
+	}); !strings.Contains(s, "CHAT-EXIT=") {
+		term.keys("C-c")
+	}
+	term.waitFor("CHAT-EXIT=0")
+
+	// Run again: the session goes on, its messages drawn.
+	term.tmux("respawn-pane", "-k", "-t", "0", chat)
+	term.waitFor("Continuing session")
+	term.waitFor("write the notes")
+	term.keys("/exit", "Enter")
+	term.waitFor("CHAT-EXIT=0")
+	pid := ownerPID(t, data)
+	for deadline := time.Now().Add(30 * time.Second); osproc.Alive(pid); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shared daemon %d did not leave after its idle time", pid)
+		}
+	}
+}

@@ -100,10 +100,16 @@ type segment struct {
 
 // The results of what runs in the background.
 type (
-	incomingMsg    struct{ v any }
-	turnDoneMsg    struct{ res api.PromptResult; err error }
-	commandDoneMsg struct{ text string; err error }
-	sessionMsg     struct {
+	incomingMsg struct{ v any }
+	turnDoneMsg struct {
+		res api.PromptResult
+		err error
+	}
+	commandDoneMsg struct {
+		text string
+		err  error
+	}
+	sessionMsg struct {
 		id, title string
 		page      api.SessionResult
 		err       error

@@ -30,7 +30,9 @@ func (term terminal) tmux(args ...string) string {
 }
 
 // keys types keys into the window (tmux key names: Enter, C-c, …).
-func (term terminal) keys(keys ...string) { term.tmux(append([]string{"send-keys", "-t", "0"}, keys...)...) }
+func (term terminal) keys(keys ...string) {
+	term.tmux(append([]string{"send-keys", "-t", "0"}, keys...)...)
+}
 
 // wait returns the screen once ok holds for it, failing the test after 30 s.
 func (term terminal) wait(what string, ok func(screen string) bool) string {

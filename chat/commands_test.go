@@ -1,0 +1,129 @@
+package chat
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/config"
+)
+
+func TestParseCommand(t *testing.T) {
+	for _, c := range []struct {
+		line, name, arg, err string
+	}{
+		{"hello there", "", "hello there", ""},
+		{"  two\nlines  ", "", "  two\nlines", ""},
+		{"/compact keep the parser work", "compact", "keep the parser work", ""},
+		{"/COMPACT", "compact", "", ""},
+		{"/settings limits.maxContextChars 60000", "settings", "limits.maxContextChars 60000", ""},
+		{"/quit", "exit", "", ""},
+		{"//etc/hosts is odd", "", "/etc/hosts is odd", ""},
+		{"/sessoins", "", "", "did you mean /sessions?"},
+		{"/comp", "", "", "did you mean /compact?"},
+		{"/zzzzzzzz", "", "", "unknown command /zzzzzzzz (/help"},
+		{"   ", "", "", "nothing to send"},
+	} {
+		got, err := ParseCommand(c.line)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: error %v, want one saying %q", c.line, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.line, err)
+		case c.err == "" && (got.Name != c.name || got.Arg != c.arg):
+			t.Errorf("%q: %+v, want %q %q", c.line, got, c.name, c.arg)
+		}
+	}
+}
+
+// FuzzParseCommand: any line is a prompt that keeps its text, a known command, or an error that says what to do;
+// never a panic.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"hi", "/compact x", "//x", "/", "/ /", "/\xff", "  /help  ", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		c, err := ParseCommand(line)
+		switch {
+		case err != nil:
+			if !strings.Contains(err.Error(), "/help") {
+				t.Fatalf("%q: the error does not point to /help: %v", line, err)
+			}
+		case c.Name == "":
+			if strings.TrimSpace(c.Arg) == "" || !strings.Contains(line, strings.TrimSpace(c.Arg)) {
+				t.Fatalf("%q: the prompt %q is not the line's text", line, c.Arg)
+			}
+		default:
+			if !strings.Contains(Help(), "/"+c.Name) {
+				t.Fatalf("%q: %q is not a listed command", line, c.Name)
+			}
+		}
+	})
+}
+
+func TestOverrides(t *testing.T) {
+	o := Overrides{}
+	for _, kv := range [][2]string{{"limits.maxContextChars", "60000"}, {"compaction.threshold", "0.7"}, {"compaction.auto", "false"},
+		{"provider.model", "gpt-test"}, {"tools.approval", "auto"}} {
+		if err := o.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Overlay(config.Default(), o.JSON(), "test")
+	if err != nil {
+		t.Fatalf("the overrides are not a valid overlay: %v\n%s", err, o.JSON())
+	}
+	if cfg.Limits.MaxContextChars != 60000 || cfg.Compaction.Threshold != 0.7 || cfg.Compaction.Auto || cfg.Provider.Model != "gpt-test" || cfg.Tools.Approval != "auto" {
+		t.Fatalf("overlay %s gave %+v", o.JSON(), cfg)
+	}
+	if err := o.Set("compaction.auto", ""); err != nil || len(o) != 4 {
+		t.Fatalf("dropping a key: %v, %v", err, o)
+	}
+	for _, bad := range []string{"", ".x", "x.", "a..b"} {
+		if err := o.Set(bad, "1"); err == nil {
+			t.Errorf("%q accepted as a key", bad)
+		}
+	}
+	if err := o.Set("limits.bogus", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.Overlay(config.Default(), o.JSON(), "/settings"); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("an unknown setting was not refused by name: %v", err)
+	}
+}
+
+func TestRender(t *testing.T) {
+	sty := newStyles()
+	code := 2
+	line := toolCall{name: "run_command", args: `{"command":"go   test ./..."}`, done: true, failed: true, chars: 1234, exitCode: &code}.line("*", sty)
+	for _, want := range []string{"✗", "run_command go test ./...", "exit 2", "1k chars"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the tool line %q lacks %q", line, want)
+		}
+	}
+	if got := mainArgument(`{"pattern":"TODO","path":"."}`); got != "TODO" {
+		t.Errorf("a search is named by %q, want its pattern", got)
+	}
+	st := &api.Status{Meter: api.Meter{Tokens: 30_000, LimitTokens: 100_000}}
+	st.Threshold, st.NextAction = 0.85, "compact (window)"
+	for _, width := range []int{0, 1, 10, 200} {
+		m := meterLine(st, "0123456789abcdef", "a title", width, sty)
+		if width >= 120 && (!strings.Contains(m, "30k/100k tokens (30%)") || !strings.Contains(m, "next call: compact (window)") || !strings.Contains(m, "session 01234567")) {
+			t.Errorf("meter %q", m)
+		}
+	}
+	if got := clip("ñandú", 3); got != "ña…" || !utf8.ValidString(got) {
+		t.Errorf("clip %q", got)
+	}
+	view := approvalView(api.ApproveParams{Kind: api.ApproveCommand, Command: "rm -rf build", TimeoutSeconds: 600}, 80, sty)
+	if !strings.Contains(view, "rm -rf build") || !strings.Contains(view, "y: allow") || !strings.Contains(view, "10m0s") {
+		t.Errorf("approval %q", view)
+	}
+	var d api.ToolsResult
+	_ = json.Unmarshal([]byte(`{"sources":[{"source":"built-in","count":2,"tools":["read_file","recall"]},{"source":"github","count":40,"chars":52000,"problem":"3 tools left out"}],"catalogChars":60000}`), &d)
+	if v := mcpsView(d); !strings.Contains(v, "github") || !strings.Contains(v, "40 tools") || !strings.Contains(v, "3 tools left out") {
+		t.Errorf("mcps %q", v)
+	}
+}

@@ -137,3 +137,41 @@ func TestAgent_ACatalogThatFillsTheWindow(t *testing.T) {
 	}
 	h.checkAll(t, id)
 }
+
+// TestContextManager_DoneIsSaidOnceSaved: when a manual or an automatic compaction says it is done, its
+// checkpoint is already in the store — an editor that opens the checkpoint on "compacted" finds it (CI failed
+// on this race: Neovim asked for the checkpoint between the event and the save, and was told there was none).
+func TestContextManager_DoneIsSaidOnceSaved(t *testing.T) {
+	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := config.Default()
+	cfg.Limits.MaxContextChars = 8_000
+	m := agent.NewContextManager(st, cfg, t.TempDir(), compaction.Offline{})
+	for _, automatic := range []bool{false, true} {
+		sess, err := st.CreateSession(storage.Session{}, stuckSession())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var done int
+		emit := func(ev compaction.Event) {
+			if ev.Type != compaction.EventCompleted {
+				return
+			}
+			done++
+			if ck, _, err := agent.CurrentCheckpoint(st, sess.ID); err != nil || ck == nil {
+				t.Errorf("automatic %v: compaction_completed was emitted before its checkpoint was saved (%v)", automatic, err)
+			}
+		}
+		if automatic {
+			_, err = m.Prepare(context.Background(), sess.ID, &compaction.Guard{}, emit)
+		} else {
+			_, err = m.Compact(context.Background(), sess.ID, "", emit)
+		}
+		if err != nil || done != 1 {
+			t.Fatalf("automatic %v: %d compaction_completed events, %v", automatic, done, err)
+		}
+	}
+}

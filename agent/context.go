@@ -407,13 +407,17 @@ func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit com
 	limit, _ := m.budget().HardLimit(in.ToolsChars)
 	opts.KeepTurns, opts.WithinLastTurn = compaction.FittingSpanOptions(v.Messages, opts.KeepTurns, in.InstructionsChars, limit)
 	opts.HardLimit = limit
-	res, err := compaction.Compact(ctx, in, opts, m.Summarizer, emit)
+	held := holdDone(emit)
+	res, err := compaction.Compact(ctx, in, opts, m.Summarizer, held.Emitter())
 	if err != nil {
+		held.release(nil)
 		return res, err
 	}
 	if _, err := m.Store.Apply(id, res.Rewrite); err != nil {
+		held.release(err)
 		return res, fmt.Errorf("saving the compaction: %w", err)
 	}
+	held.release(nil)
 	return res, nil
 }
 
@@ -451,17 +455,21 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 	in.Meter = &meter
 	opts := m.options(v.Session, compaction.ReasonAuto, "")
 	opts.Ahead = ahead
-	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), opts, m.Summarizer, g, emit)
+	held := holdDone(emit)
+	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), opts, m.Summarizer, g, held.Emitter())
 	var budgetErr *compaction.BudgetError
 	var catalogErr *compaction.CatalogError
 	if perr != nil && !errors.As(perr, &budgetErr) && !errors.As(perr, &catalogErr) {
+		held.release(perr) // nothing is applied
 		return prepared{Prepared: p}, perr
 	}
 	out := prepared{Prepared: p, view: v, sum: *sum, chars: in.InstructionsChars + meter.Chars() + in.ToolsChars}
 	if p.Changed {
 		if _, err := m.Store.Apply(id, p.Rewrite); err != nil {
+			held.release(err)
 			return out, fmt.Errorf("saving the compacted transcript: %w", err)
 		}
+		held.release(nil)
 		v, err := m.Store.Transcript(id)
 		if err != nil {
 			return out, err
@@ -469,6 +477,7 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 		out.view, out.View, out.sum = v, v.Messages, summarize(v.Session)
 		out.chars = in.InstructionsChars + out.sum.meter.Chars() + in.ToolsChars
 	}
+	held.release(nil) // nothing to save: whatever was held is sent as it is
 	return out, perr
 }
 

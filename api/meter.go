@@ -78,3 +78,34 @@ func MeterOf(st agent.Status) Meter {
 	m.Cache = cacheMeterOf(st.Usage)
 	return m
 }
+
+// WindowFrom says in words where the window came from.
+func WindowFrom(source string) string {
+	switch {
+	case strings.HasPrefix(source, "models"):
+		return "read from the provider's model list" + strings.TrimPrefix(source, "models")
+	case strings.HasPrefix(source, "maxContextChars"):
+		return "not known: limits.maxContextChars ÷ 4" + strings.TrimPrefix(source, "maxContextChars")
+	}
+	if source == "config" {
+		return "from your settings or --context-window"
+	}
+	return "from your settings: " + source
+}
+
+// NextCall says what the next model call does first.
+func NextCall(s agent.Status) string {
+	switch {
+	case len(s.UncertainCalls) > 0:
+		return "none yet: a prompt is refused until the uncertain tool calls are recorded (see the notice)"
+	case strings.HasPrefix(s.NextAction, "compact") && !s.Auto:
+		return "sends as is: compaction is due, but automatic compaction is off (compaction.auto)"
+	case s.NextAction == "compact (window)":
+		return "compacts first: the request is past the window's compaction point"
+	case strings.HasPrefix(s.NextAction, "compact"):
+		return "compacts first: the session is past limits.maxContextChars's compaction point"
+	case s.NextAction == "reduce":
+		return "trims the largest kept tool outputs in place to fit the limit"
+	}
+	return "sends as is"
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/charmbracelet/lipgloss"
 )
 
 // Command is one line the user sent: a prompt (Name "") or a slash command and what follows its name.
@@ -92,13 +94,20 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Help is the slash commands' list, one per line.
-func Help() string {
-	var b strings.Builder
+// helpView is /help at width: the commands' usages in a column, what each does beside it, wrapped within its
+// own column (under a narrow width, below the usage, indented).
+func helpView(width int) string {
+	const usageWidth = 32
+	rows := []string{"Commands (Enter sends; a line starting with // is sent as a message):"}
 	for _, c := range commandHelp {
-		fmt.Fprintf(&b, "%-32s %s\n", c.usage, c.help)
+		if width < usageWidth+30 {
+			rows = append(rows, c.usage, lipgloss.NewStyle().PaddingLeft(4).Width(max(20, width)).Render(c.help))
+			continue
+		}
+		usage := lipgloss.NewStyle().Width(usageWidth + 1).Render(c.usage)
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, usage, lipgloss.NewStyle().Width(width-usageWidth-1).Render(c.help)))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return strings.Join(rows, "\n")
 }
 
 // Overrides are the settings the chat changed, by dotted key ("limits.maxContextChars"): sent to the daemon as

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/config"
 )
@@ -56,7 +58,7 @@ func FuzzParseCommand(f *testing.F) {
 				t.Fatalf("%q: the prompt %q is not the line's text", line, c.Arg)
 			}
 		default:
-			if !strings.Contains(Help(), "/"+c.Name) {
+			if !strings.Contains(helpView(100), "/"+c.Name) {
 				t.Fatalf("%q: %q is not a listed command", line, c.Name)
 			}
 		}
@@ -107,11 +109,31 @@ func TestRender(t *testing.T) {
 		t.Errorf("a search is named by %q, want its pattern", got)
 	}
 	st := &api.Status{Meter: api.Meter{Tokens: 30_000, LimitTokens: 100_000}}
-	st.Threshold, st.NextAction = 0.85, "compact (window)"
-	for _, width := range []int{0, 1, 10, 200} {
+	st.Threshold, st.NextAction, st.Auto = 0.85, "compact (window)", true
+	for _, width := range []int{0, 1, 10, 40, 70, 200} {
 		m := meterLine(st, "0123456789abcdef", "a title", width, sty)
-		if width >= 120 && (!strings.Contains(m, "30k/100k tokens (30%)") || !strings.Contains(m, "next call: compact (window)") || !strings.Contains(m, "session 01234567")) {
-			t.Errorf("meter %q", m)
+		if w := lipgloss.Width(m); width > 0 && w != width {
+			t.Errorf("the meter is %d cells wide in %d: %q", w, width, m)
+		}
+		// The figures come first: a narrow terminal loses the session's name, not how full the request is.
+		if width >= 40 && !strings.Contains(m, "30k/100k tokens (30%)") || width >= 70 && !strings.Contains(m, "compacts before the next call") ||
+			width >= 120 && !strings.Contains(m, "session 01234567 a title") || strings.Contains(m, "· session 0123456…") {
+			t.Errorf("meter at %d: %q", width, m)
+		}
+	}
+	stopped := toolCall{name: "run_command", args: `{"command":"sleep 60"}`, stopped: true, verdict: "allowed"}.line("*", sty)
+	if !strings.Contains(stopped, "■ run_command sleep 60") || !strings.Contains(stopped, "allowed · stopped before it finished") {
+		t.Errorf("a call the turn stopped: %q", stopped)
+	}
+	// /help in a narrow terminal: every description line is indented under its usage, none at column 0.
+	for _, l := range strings.Split(helpView(50), "\n")[1:] {
+		if !strings.HasPrefix(l, "/") && !strings.HasPrefix(l, "    ") {
+			t.Errorf("a /help line at column 0 in 50 columns: %q", l)
+		}
+	}
+	for _, l := range strings.Split(helpView(100), "\n")[1:] {
+		if w := lipgloss.Width(l); w > 100 || !strings.HasPrefix(l, "/") && !strings.HasPrefix(l, strings.Repeat(" ", 33)) {
+			t.Errorf("a /help line out of its column in 100 columns: %q", l)
 		}
 	}
 	if got := clip("ñandú", 3); got != "ña…" || !utf8.ValidString(got) {

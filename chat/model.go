@@ -69,11 +69,13 @@ type model struct {
 	view          viewport.Model
 	spin          spinner.Model
 
-	blocks []string  // what is drawn above the running turn
-	drawn  string    // blocks wrapped to the width, as drawn
-	turn   []segment // the running turn
-	busy   string    // what runs: "" (nothing), "turn", "compaction", or the command's name
-	cancel context.CancelFunc
+	blocks   []block   // what is drawn above the running turn
+	drawn    string    // blocks drawn at the width
+	follow   bool      // the conversation follows its end (false once the user scrolled up)
+	turn     []segment // the running turn
+	busy     string    // what runs: "" (nothing), "turn", "compaction", or the command's name
+	cancel   context.CancelFunc
+	stopping bool // the user stopped what runs
 
 	session, title string
 	status         *api.Status
@@ -91,11 +93,19 @@ type model struct {
 	memory    bool
 }
 
-// segment is a piece of the running turn: text the model wrote, a tool call, or a compaction line.
+// segment is a piece of a turn: text the model wrote, a tool call, or a compaction line.
 type segment struct {
 	text *strings.Builder
 	call *toolCall
 	note string
+}
+
+// block is one entry of the conversation. It is drawn again at each width (glamour wraps markdown itself), so
+// a finished turn keeps its segments rather than their drawing.
+type block struct {
+	text string    // styled text, wrapped to the width
+	turn []segment // a finished turn, or a stored assistant message: markdown and tool lines
+	help bool      // the /help table
 }
 
 // The results of what runs in the background.
@@ -123,12 +133,12 @@ func newModel(ctx context.Context, client *Client, opts Options) *model {
 	in.Placeholder = "Ask the agent… (/help for commands)"
 	in.ShowLineNumbers = false
 	in.Prompt = "› "
-	in.SetHeight(3)
+	in.SetHeight(1)
 	in.CharLimit = 0
 	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
 	in.Focus()
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot))
-	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20),
+	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20), follow: true,
 		overrides: Overrides{}, plugins: append([]config.Plugin(nil), opts.Config.Plugins...), memory: opts.Config.Memory.Enabled}
 	return m
 }
@@ -188,8 +198,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
 	cmds = append(cmds, cmd)
-	m.view, cmd = m.view.Update(msg)
-	cmds = append(cmds, cmd)
+	if _, typed := msg.(tea.KeyMsg); !typed { // the viewport's own keys (j, k, space…) are the input's text
+		m.view, cmd = m.view.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	m.fitInput()
 	return m, tea.Batch(cmds...)
 }
 
@@ -205,7 +218,7 @@ func (m *model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 			if approved {
 				verdict = "allowed"
 			}
-			m.addNote(fmt.Sprintf("%s %s", verdict, a.Call.Name))
+			m.answered(a, verdict)
 			return func() tea.Msg { _ = a.Answer(m.ctx, approved); return nil }, true
 		case "ctrl+c":
 		default:
@@ -225,6 +238,7 @@ func (m *model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	case "pgup", "pgdown":
 		var cmd tea.Cmd
 		m.view, cmd = m.view.Update(k)
+		m.follow = m.view.AtBottom() // scrolled back to the end: follow it again
 		return cmd, true
 	case "up":
 		if m.input.Line() == 0 && m.histPos > 0 {
@@ -260,6 +274,7 @@ func (m *model) stop() tea.Cmd {
 		return tea.Quit
 	case m.cancel != nil:
 		m.cancel()
+		m.stopping = true
 		m.notice = "stopping… (Ctrl-C again leaves)"
 	case m.input.Value() != "":
 		m.input.Reset()
@@ -283,6 +298,9 @@ func (m *model) send() tea.Cmd {
 		return nil
 	}
 	m.notice = ""
+	if cmd.Name != "" {
+		m.say(m.sty.dim.Render("› " + strings.TrimSpace(line)))
+	}
 	if len(m.history) == 0 || m.history[len(m.history)-1] != line {
 		m.history = append(m.history, line)
 	}
@@ -322,10 +340,15 @@ func (m *model) turnDone(msg turnDoneMsg) {
 		}
 		m.appendText(msg.res.Reply)
 	}
-	if body := m.drawTurn(true); body != "" {
-		m.addBlock(body)
+	for _, s := range m.turn {
+		if s.call != nil && !s.call.done {
+			s.call.stopped = true // its result never came: the turn was stopped, or failed
+		}
 	}
-	m.turn, m.busy, m.cancel = nil, "", nil
+	if len(m.turn) > 0 {
+		m.add(block{turn: m.turn})
+	}
+	m.turn, m.busy, m.cancel, m.stopping = nil, "", nil, false
 	switch {
 	case errors.Is(msg.err, context.Canceled):
 		m.say(m.sty.warn.Render("Stopped. The turn keeps what it did; send a message to go on."))
@@ -356,7 +379,11 @@ func (m *model) incoming(v any) tea.Cmd {
 		for i, a := range m.approvals {
 			if v.Is(a) {
 				m.approvals = append(m.approvals[:i], m.approvals[i+1:]...)
-				m.addNote("the question about " + a.Call.Name + " expired: it counts as declined")
+				if m.stopping {
+					m.answered(a, "not asked any more (stopped)")
+				} else {
+					m.answered(a, "declined: the question expired")
+				}
 				break
 			}
 		}
@@ -426,13 +453,29 @@ func (m *model) addNote(text string) {
 	m.say(m.sty.dim.Render(text))
 }
 
-// drawTurn draws the running turn; final renders its text as markdown (while it streams it is drawn plain).
-func (m *model) drawTurn(final bool) string {
-	var parts []string
+// answered marks the call of approval a with the user's verdict; a call not drawn yet gets a line of its own.
+func (m *model) answered(a Approval, verdict string) {
 	for _, s := range m.turn {
+		if s.call != nil && s.call.id == a.Call.ID {
+			s.call.verdict = verdict
+			return
+		}
+	}
+	m.addNote(verdict + " " + a.Call.Name)
+}
+
+// drawSegments draws a turn's segments; final renders text as markdown (while it streams it is drawn plain),
+// and a call that has no outcome gets no spinner.
+func (m *model) drawSegments(segs []segment, final bool) string {
+	spin := m.spin.View()
+	if final {
+		spin = "?"
+	}
+	var parts []string
+	for _, s := range segs {
 		switch {
 		case s.call != nil:
-			parts = append(parts, s.call.line(m.spin.View(), m.sty))
+			parts = append(parts, s.call.line(spin, m.sty))
 		case s.note != "":
 			parts = append(parts, m.sty.dim.Render(s.note))
 		case s.text != nil && strings.TrimSpace(s.text.String()) != "":
@@ -455,25 +498,36 @@ func (m *model) markdown(text string) string {
 	return strings.TrimSpace(text)
 }
 
-// say adds a block below the conversation.
+// say adds a block of text below the conversation.
 func (m *model) say(text string) {
-	m.addBlock(text)
+	m.add(block{text: text})
 	m.refresh()
 }
 
-// addBlock adds a block, wrapped to the width once (redrawing every block at each spinner tick would make a
-// long session slow).
-func (m *model) addBlock(text string) {
+// add adds a block, drawn at the width once (redrawing every block at each spinner tick would make a long
+// session slow).
+func (m *model) add(b block) {
 	if len(m.blocks) >= maxBlocks {
 		// The oldest scroll away (`alisio-lsp sessions show` prints a whole session): a redraw stays bounded.
-		m.blocks = append([]string(nil), m.blocks[maxBlocks/4:]...)
+		m.blocks = append([]block(nil), m.blocks[maxBlocks/4:]...)
 		m.redrawBlocks()
 	}
-	m.blocks = append(m.blocks, text)
+	m.blocks = append(m.blocks, b)
 	if m.drawn != "" {
 		m.drawn += "\n\n"
 	}
-	m.drawn += m.wrap(text)
+	m.drawn += m.draw(b)
+}
+
+// draw draws block b at the current width.
+func (m *model) draw(b block) string {
+	switch {
+	case b.help:
+		return helpView(m.width)
+	case b.turn != nil:
+		return m.drawSegments(b.turn, true)
+	}
+	return m.wrap(b.text)
 }
 
 func (m *model) wrap(text string) string {
@@ -483,37 +537,62 @@ func (m *model) wrap(text string) string {
 	return lipgloss.NewStyle().Width(m.width).Render(text)
 }
 
-// redrawBlocks wraps every block again, for a new width or after blocks were replaced.
+// redrawBlocks draws every block again, for a new width or after blocks were dropped.
 func (m *model) redrawBlocks() {
 	blocks := m.blocks
 	m.blocks, m.drawn = nil, ""
 	for _, b := range blocks {
-		m.addBlock(b)
+		m.add(b)
 	}
 }
 
 // refresh redraws the conversation, following its end unless the user scrolled up.
 func (m *model) refresh() {
-	follow := m.view.AtBottom()
 	content := m.drawn
 	if m.busy == "turn" {
-		running := m.drawTurn(false)
-		if running == "" {
-			running = m.spin.View() + " thinking…"
+		running := m.drawSegments(m.turn, false)
+		if waiting(m.turn) {
+			running = strings.TrimLeft(running+"\n"+m.spin.View()+" thinking…", "\n")
 		}
 		content += "\n\n" + running
 	} else if m.busy != "" {
 		content += "\n\n" + m.spin.View() + " " + m.busy + "…"
 	}
 	m.view.SetContent(content)
-	if follow {
+	if m.follow {
 		m.view.GotoBottom()
+	}
+}
+
+// waiting says whether a running turn waits for the model: nothing came yet, or the last thing that came
+// was a finished call or a note (a running call has its own spinner, text its own progress).
+func waiting(turn []segment) bool {
+	if len(turn) == 0 {
+		return true
+	}
+	last := turn[len(turn)-1]
+	return last.note != "" || last.call != nil && last.call.done
+}
+
+// fitInput grows the input with what it holds, from one line up to a quarter of the screen.
+func (m *model) fitInput() {
+	lines := 0
+	width := max(10, m.input.Width()-1)
+	for _, l := range strings.Split(m.input.Value(), "\n") {
+		lines += 1 + lipgloss.Width(l)/width
+	}
+	h := min(max(1, lines), max(3, m.height/4))
+	if h != m.input.Height() {
+		m.input.SetHeight(h)
+		m.layout()
+		m.refresh()
 	}
 }
 
 func (m *model) resize(w, h int) {
 	m.width, m.height = w, h
 	m.input.SetWidth(w)
+	m.fitInput()
 	m.view.Width = w
 	m.layout()
 	style := "dark"
@@ -579,28 +658,52 @@ func (m *model) openSession(id string, fresh bool) tea.Cmd {
 			}
 			return sessionMsg{id: res.Session, fresh: true}
 		}
-		var list api.SessionsResult
-		if err := m.client.Call(m.ctx, "alisio/sessions", api.SessionsParams{All: id != ""}, &list); err != nil {
-			return sessionMsg{err: err}
-		}
-		title := ""
-		if id == "" {
-			if len(list.Sessions) == 0 {
-				return sessionMsg{}
-			}
-			id = list.Sessions[0].ID
-		}
-		for _, s := range list.Sessions {
-			if s.ID == id || (len(id) >= 4 && strings.HasPrefix(s.ID, id)) {
-				id, title = s.ID, s.Title
-				break
-			}
+		found, err := FindSession(m.ctx, m.client, id)
+		switch {
+		case errors.Is(err, errNoSessions):
+			return sessionMsg{}
+		case err != nil:
+			return sessionMsg{err: fmt.Errorf("%w (/sessions lists them; /new starts one)", err)}
 		}
 		limit := 40
 		var page api.SessionResult
-		err := m.client.Call(m.ctx, "alisio/session", api.SessionParams{SessionRef: api.SessionRef{Session: id}, Limit: &limit}, &page)
-		return sessionMsg{id: id, title: title, page: page, err: err}
+		err = m.client.Call(m.ctx, "alisio/session", api.SessionParams{SessionRef: api.SessionRef{Session: found.ID}, Limit: &limit}, &page)
+		return sessionMsg{id: found.ID, title: found.Title, page: page, err: err}
 	}
+}
+
+// errNoSessions: the workspace has no session to continue.
+var errNoSessions = errors.New("this workspace has no sessions yet")
+
+// FindSession is the session id names (its ID, or at least its first 4 characters), of the workspace or
+// another one; "" names the workspace's most recent session (errNoSessions when it has none).
+func FindSession(ctx context.Context, client *Client, id string) (api.SessionSummary, error) {
+	var list api.SessionsResult
+	if err := client.Call(ctx, "alisio/sessions", api.SessionsParams{All: id != ""}, &list); err != nil {
+		return api.SessionSummary{}, err
+	}
+	if id == "" {
+		if len(list.Sessions) == 0 {
+			return api.SessionSummary{}, errNoSessions
+		}
+		return list.Sessions[0], nil
+	}
+	var matches []api.SessionSummary
+	for _, s := range list.Sessions {
+		if s.ID == id {
+			return s, nil
+		}
+		if len(id) >= 4 && strings.HasPrefix(s.ID, id) {
+			matches = append(matches, s)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return api.SessionSummary{}, fmt.Errorf("there is no session %q", id)
+	case 1:
+		return matches[0], nil
+	}
+	return api.SessionSummary{}, fmt.Errorf("%d sessions begin with %q: give more of the ID", len(matches), id)
 }
 
 // sessionLoaded draws a session opened or switched to.
@@ -610,7 +713,7 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		m.say(m.sty.failed.Render(errorText(msg.err)))
 		return
 	}
-	m.blocks, m.drawn, m.session, m.title, m.status = nil, "", msg.id, msg.title, nil
+	m.blocks, m.drawn, m.session, m.title, m.status, m.follow = nil, "", msg.id, msg.title, nil, true
 	switch {
 	case msg.id == "":
 		m.say(m.sty.dim.Render("A new session starts with your first message. /help lists the commands."))
@@ -623,24 +726,27 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		m.say(m.sty.dim.Render(fmt.Sprintf("… %d earlier messages (alisio-lsp sessions show %s prints them all)", msg.page.Offset, shortID(msg.id))))
 	}
 	for _, pm := range msg.page.Messages {
-		if b := m.drawMessage(pm, msg.page.Messages); b != "" {
-			m.addBlock(b)
+		if b, ok := m.storedBlock(pm, msg.page.Messages); ok {
+			m.add(b)
 		}
 	}
 	m.say(m.sty.dim.Render(fmt.Sprintf("Continuing session %s (%d messages). /new starts another; /help lists the commands.", shortID(msg.id), msg.page.Total)))
 }
 
-// drawMessage draws one stored message of page as the chat drew it live.
-func (m *model) drawMessage(pm api.PageMessage, page []api.PageMessage) string {
+// storedBlock is one stored message of page as the chat drew it live (false: it is not drawn, as a tool
+// result, which its call's line stands for).
+func (m *model) storedBlock(pm api.PageMessage, page []api.PageMessage) (block, bool) {
 	switch {
 	case pm.Summary:
-		return m.sty.dim.Render(fmt.Sprintf("⟳ checkpoint: the conversation before this point was compacted (%s chars). /undo restores it.", api.Human(pm.Chars)))
+		return block{text: m.sty.dim.Render(fmt.Sprintf("⟳ checkpoint: the conversation before this point was compacted (%s chars). /undo restores it.", api.Human(pm.Chars)))}, true
 	case pm.Role == "user":
-		return m.sty.user.Render("You") + "\n" + pm.Text
+		return block{text: m.sty.user.Render("You") + "\n" + pm.Text}, true
 	case pm.Role == "assistant":
-		var parts []string
+		var segs []segment
 		if strings.TrimSpace(pm.Text) != "" {
-			parts = append(parts, m.markdown(pm.Text))
+			text := &strings.Builder{}
+			text.WriteString(pm.Text)
+			segs = append(segs, segment{text: text})
 		}
 		for i, c := range pm.ToolCalls {
 			tc := toolCall{id: c.ID, name: c.Name, args: c.Arguments}
@@ -651,18 +757,19 @@ func (m *model) drawMessage(pm api.PageMessage, page []api.PageMessage) string {
 					tc.chars = len([]rune(page[o.Result].Text))
 				}
 			}
-			parts = append(parts, tc.line("?", m.sty))
+			segs = append(segs, segment{call: &tc})
 		}
-		return strings.Join(parts, "\n")
+		return block{turn: segs}, len(segs) > 0
 	}
-	return ""
+	return block{}, false
 }
 
 // command runs a slash command.
 func (m *model) command(c Command) tea.Cmd {
 	switch c.Name {
 	case "help":
-		m.say(Help())
+		m.add(block{help: true})
+		m.refresh()
 		return nil
 	case "exit":
 		m.quitting = true
@@ -795,8 +902,12 @@ func (m *model) settingsCommand(arg string) tea.Cmd {
 	if strings.TrimSpace(arg) == "" {
 		cfg, _ := config.Overlay(m.opts.Config, m.overrides.JSON(), "/settings")
 		var b strings.Builder
-		fmt.Fprintf(&b, "In force: limits.maxContextChars %d · compaction.threshold %g · compaction.keepTurns %d · compaction.auto %v · tools.approval %q\n",
-			cfg.Limits.MaxContextChars, cfg.Compaction.Threshold, cfg.Compaction.KeepTurns, cfg.Compaction.Auto, cfg.Tools.Approval)
+		approval := cfg.Tools.Approval
+		if approval == "" {
+			approval = "ask (the default: edits and commands wait for your y/n)"
+		}
+		fmt.Fprintf(&b, "In force: limits.maxContextChars %d · compaction.threshold %g · compaction.keepTurns %d · compaction.auto %v · tools.approval %s\n",
+			cfg.Limits.MaxContextChars, cfg.Compaction.Threshold, cfg.Compaction.KeepTurns, cfg.Compaction.Auto, approval)
 		if len(m.overrides) == 0 {
 			b.WriteString("This chat changed none. /settings KEY VALUE changes one (the config file's names), /settings KEY drops the change.")
 		} else {
@@ -819,6 +930,10 @@ func (m *model) settingsCommand(arg string) tea.Cmd {
 	}
 	if _, err := config.Overlay(m.opts.Config, m.overrides.JSON(), "/settings"); err != nil {
 		m.overrides = before
+		var unknown *config.UnknownSettingError
+		if errors.As(err, &unknown) {
+			err = fmt.Errorf("there is no setting %s (the config file's names, as limits.maxContextChars or compaction.threshold; the README's configuration reference lists them)", key)
+		}
 		m.say(m.sty.failed.Render(err.Error() + ". Nothing changed."))
 		return nil
 	}

@@ -35,12 +35,14 @@ func newStyles() styles {
 type toolCall struct {
 	id, name, args string
 	done, failed   bool
+	stopped        bool   // the turn ended without its result
+	verdict        string // the user's answer when it asked ("allowed", "declined"…)
 	chars          int
 	exitCode       *int
 }
 
-// line is the call as one line: its status mark (spin while it runs), name, main argument, and once done its
-// output's size, a command's exit code.
+// line is the call as one line: its status mark (spin while it runs), name, main argument, the user's verdict,
+// and once done its output's size and a command's exit code.
 func (c toolCall) line(spin string, st styles) string {
 	mark := spin
 	switch {
@@ -48,14 +50,25 @@ func (c toolCall) line(spin string, st styles) string {
 		mark = st.failed.Render("✗")
 	case c.done:
 		mark = st.ok.Render("✓")
+	case c.stopped:
+		mark = st.warn.Render("■")
 	}
 	s := fmt.Sprintf("%s %s %s", mark, c.name, clip(mainArgument(c.args), 70))
-	if c.done {
-		extra := fmt.Sprintf("%s chars", api.Human(c.chars))
+	var extra []string
+	if c.verdict != "" {
+		extra = append(extra, c.verdict)
+	}
+	switch {
+	case c.done:
 		if c.exitCode != nil {
-			extra = fmt.Sprintf("exit %d · %s", *c.exitCode, extra)
+			extra = append(extra, fmt.Sprintf("exit %d", *c.exitCode))
 		}
-		s += st.dim.Render(" · " + extra)
+		extra = append(extra, api.Human(c.chars)+" chars")
+	case c.stopped:
+		extra = append(extra, "stopped before it finished")
+	}
+	if len(extra) > 0 {
+		s += st.dim.Render(" · " + strings.Join(extra, " · "))
 	}
 	return s
 }
@@ -87,10 +100,30 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// meterLine is the status line: the session, how full its request is against the limit that compacts it,
-// what the next call does, the prompt cache, and whether a compaction runs.
+// meterLine is the status line: how full the request is against the limit that compacts it, whether a
+// compaction runs or what the next call does, the prompt cache, then the session; what the width cannot hold
+// is left out from the end.
 func meterLine(st *api.Status, session, title string, width int, sty styles) string {
 	var parts []string
+	if st != nil && st.LimitTokens > 0 {
+		frac := float64(st.Tokens) / float64(st.LimitTokens)
+		parts = append(parts, fmt.Sprintf("%s %s/%s tokens (%.0f%%)", bar(frac, 10), api.Human(st.Tokens), api.Human(st.LimitTokens), 100*frac))
+		switch {
+		case st.Compacting:
+			parts = append(parts, "compacting…")
+		case st.CompactingInBackground:
+			parts = append(parts, "summarizing in the background")
+		case strings.HasPrefix(st.NextAction, "compact") && st.Auto:
+			parts = append(parts, "compacts before the next call")
+		case st.NextAction == "reduce":
+			parts = append(parts, "trims tool outputs before the next call")
+		default:
+			parts = append(parts, fmt.Sprintf("compacts at %.0f%%", 100*st.Threshold))
+		}
+		if st.Cache != nil && st.Cache.LastInput > 0 {
+			parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*float64(st.Cache.LastCached)/float64(st.Cache.LastInput)))
+		}
+	}
 	name := "new session"
 	if session != "" {
 		name = "session " + shortID(session)
@@ -99,22 +132,18 @@ func meterLine(st *api.Status, session, title string, width int, sty styles) str
 		}
 	}
 	parts = append(parts, name)
-	if st != nil && st.LimitTokens > 0 {
-		frac := float64(st.Tokens) / float64(st.LimitTokens)
-		parts = append(parts, fmt.Sprintf("%s %s/%s tokens (%.0f%%) · compacts at %.0f%%", bar(frac, 10), api.Human(st.Tokens), api.Human(st.LimitTokens), 100*frac, 100*st.Threshold))
-		switch {
-		case st.Compacting:
-			parts = append(parts, "compacting…")
-		case st.CompactingInBackground:
-			parts = append(parts, "summarizing in the background")
-		case st.NextAction != "" && st.NextAction != "none":
-			parts = append(parts, "next call: "+st.NextAction)
+	line := ""
+	for i, p := range parts {
+		next := " " + p
+		if i > 0 {
+			next = " ·" + next
 		}
-		if st.Cache != nil && st.Cache.LastInput > 0 {
-			parts = append(parts, fmt.Sprintf("cache %.0f%% of last input", 100*float64(st.Cache.LastCached)/float64(st.Cache.LastInput)))
+		if i > 0 && lipgloss.Width(line+next) > width {
+			break
 		}
+		line += next
 	}
-	return sty.meter.Width(width).Render(clip(" alisio · "+strings.Join(parts, " · "), width))
+	return sty.meter.Width(width).Render(clip(line, width))
 }
 
 // bar draws frac (0–1, more is clipped) in n cells.
@@ -136,8 +165,17 @@ func shortID(id string) string {
 func contextView(parts []agent.ContextPart, st *api.Status) string {
 	var b strings.Builder
 	if st != nil {
-		fmt.Fprintf(&b, "Context of session %s: %s of %s tokens (%s); compaction at %.0f%% (%s).\n",
-			shortID(st.Session), api.Human(st.Tokens), api.Human(st.LimitTokens), st.TokensSource, 100*st.Threshold, st.WindowSource)
+		source := "estimated at about 4 chars a token"
+		if st.TokensSource == "calibrated" {
+			source = "calibrated from the provider's counts"
+		}
+		fmt.Fprintf(&b, "Context of session %s: %s of %s tokens (%s).\n", shortID(st.Session), api.Human(st.Tokens), api.Human(st.LimitTokens), source)
+		if strings.HasPrefix(st.WindowSource, "maxContextChars") {
+			fmt.Fprintf(&b, "The model's window is not known: compaction starts past %.0f%% of limits.maxContextChars.\n", 100*st.Threshold)
+		} else {
+			fmt.Fprintf(&b, "Compaction starts past %.0f%% of the %s-token window (%s) or of limits.maxContextChars.\n", 100*st.Threshold,
+				api.Human(st.Window), api.WindowFrom(st.WindowSource))
+		}
 		fmt.Fprintf(&b, "  %-34s %8s chars\n", "instructions", api.Human(st.InstructionsChars))
 		if st.Rules != nil {
 			fmt.Fprintf(&b, "    %-32s %8s chars\n", "of which project rules ("+clip(st.Rules.File, 14)+")", api.Human(st.Rules.Chars))
@@ -153,15 +191,22 @@ func contextView(parts []agent.ContextPart, st *api.Status) string {
 		fmt.Fprintf(&b, "  %-34s %8s chars\n", p.Name, api.Human(p.Chars))
 	}
 	if st != nil {
-		fmt.Fprintf(&b, "Next call: %s.", st.NextAction)
+		fmt.Fprintf(&b, "Next model call: %s.", api.NextCall(st.Status))
 		if st.Cache != nil {
-			fmt.Fprintf(&b, " %s.", strings.TrimSuffix(st.Cache.Text, "."))
+			fmt.Fprintf(&b, "\n%s.", capitalize(strings.TrimSuffix(st.Cache.Text, ".")))
 		}
 		for _, n := range st.Notices {
 			fmt.Fprintf(&b, "\n%s", n.Text)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // mcpsView is /mcps: every MCP server with its tool count and size, and what is wrong with one.
@@ -203,6 +248,7 @@ func pluginsView(plugins []config.Plugin, memory bool) string {
 		}
 		return "off"
 	}
+	b.WriteString("Compaction plugins, on or off for this chat:\n")
 	fmt.Fprintf(&b, "  %-24s %s (built-in: durable memories saved at each compaction)\n", "memory", state(memory))
 	for _, p := range plugins {
 		fmt.Fprintf(&b, "  %-24s %s (%s)\n", p.Name, state(!p.Disabled), clip(strings.Join(append([]string{p.Command}, p.Args...), " "), 50))

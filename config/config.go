@@ -184,6 +184,15 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("invalid setting %s: %v (allowed: %s)", e.Field, e.Value, e.Want)
 }
 
+// UnknownSettingError is a setting no configuration has: Path is the first unknown name with the path to it
+// (a setting "bad.key" is refused as "bad").
+type UnknownSettingError struct{ Path string }
+
+// Error names the setting and where the known ones are listed.
+func (e *UnknownSettingError) Error() string {
+	return fmt.Sprintf("unknown setting %s (see the configuration reference in the README)", e.Path)
+}
+
 // Overlay decodes the JSON object raw over base: fields present in raw replace base's, others stay. Unknown
 // fields, anything after the object and a value that is not an object are refused. Empty input or null
 // changes nothing (an editor with no alisio settings). The result is validated; on error base is returned
@@ -234,7 +243,7 @@ func decodeStrict(raw []byte, v any, prefix string) error {
 	if err := dec.Decode(v); err != nil {
 		if strings.HasPrefix(err.Error(), "json: unknown field ") {
 			if path := unknownField(raw, reflect.TypeOf(v)); path != "" {
-				return fmt.Errorf("unknown setting %s%s (see the configuration reference in the README)", prefix, path)
+				return &UnknownSettingError{Path: prefix + path}
 			}
 		}
 		return explainDecode(err, prefix, raw)
@@ -244,7 +253,7 @@ func decodeStrict(raw []byte, v any, prefix string) error {
 	}
 	// encoding/json matches names regardless of case: a name in another case ("baseUrl") is refused here.
 	if path := unknownField(raw, reflect.TypeOf(v)); path != "" {
-		return fmt.Errorf("unknown setting %s%s (see the configuration reference in the README)", prefix, path)
+		return &UnknownSettingError{Path: prefix + path}
 	}
 	return nil
 }

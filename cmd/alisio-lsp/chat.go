@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 
@@ -27,12 +28,18 @@ func (a *app) chatCommand() *cobra.Command {
 			"slash commands (/compact, /context, /mcps, /plugins, /settings, /sessions, /new, /recover, /undo, /exit).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if sessionID != "" && fresh {
+				return errors.New("--session continues a session and --new starts one: give one of them")
+			}
 			if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
 				return errors.New("chat needs a terminal: for scripts use `alisio-lsp prompt TEXT` (it continues the same session)")
 			}
 			dir := a.workspaceDir(workspace)
-			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-				return fmt.Errorf("the workspace %s is not a folder: give one with --workspace", dir)
+			switch info, err := os.Stat(dir); {
+			case errors.Is(err, fs.ErrNotExist):
+				return fmt.Errorf("the workspace %s does not exist: give an existing project folder with --workspace", dir)
+			case err != nil || !info.IsDir():
+				return fmt.Errorf("the workspace %s is not a folder: give a project folder with --workspace", dir)
 			}
 			ctx, stop := signal.NotifyContext(contextOf(cmd), osproc.StopSignals()...)
 			defer stop()
@@ -40,6 +47,16 @@ func (a *app) chatCommand() *cobra.Command {
 			client, wait, err := a.dialDaemon(ctx, dir)
 			if err != nil {
 				return err
+			}
+			if sessionID != "" {
+				// An ID that names no session fails here, before the screen is taken, rather than opening another.
+				found, err := chat.FindSession(ctx, client, sessionID)
+				if err != nil {
+					_ = client.Close()
+					wait()
+					return fmt.Errorf("%w (`alisio-lsp sessions` lists them; --new starts one)", err)
+				}
+				sessionID = found.ID
 			}
 			runErr := chat.Run(ctx, client, chat.Options{Session: sessionID, New: fresh, Config: a.cfg, In: os.Stdin, Out: os.Stdout})
 			_ = client.Close()
@@ -49,7 +66,6 @@ func (a *app) chatCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (an ID, or its first characters)")
 	cmd.Flags().BoolVar(&fresh, "new", false, "start a new session")
-	cmd.MarkFlagsMutuallyExclusive("session", "new")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the project folder the agent works in (default: the current directory)")
 	return cmd
 }

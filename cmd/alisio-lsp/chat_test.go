@@ -14,6 +14,9 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/internal/osproc"
 )
 
+// leaveWindowForTests is more than the chat's window in which a second Ctrl-C leaves.
+const leaveWindowForTests = 3500 * time.Millisecond
+
 // terminal is a tmux server of the test's own, with one window.
 type terminal struct {
 	t      *testing.T
@@ -67,7 +70,8 @@ func TestChat_InATerminal(t *testing.T) {
 	}
 	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
 		{Text: "Writing the notes.", ToolCalls: []providertest.ToolCall{{ID: "call_w", Name: "write_file", Arguments: `{"path":"notes.md","content":"# Notes\n"}`}}},
-		{Text: "**Done**: wrote `notes.md`."},
+		{Text: "**Done**: wrote `notes.md`.", DelayMs: 1500},
+		{Text: "Running it.", ToolCalls: []providertest.ToolCall{{ID: "call_s", Name: "run_command", Arguments: `{"command":"sleep 30"}`}}},
 		{Text: "too slow", DelayMs: 60_000},
 	}})
 	hs := httptest.NewServer(srv)
@@ -84,6 +88,10 @@ func TestChat_InATerminal(t *testing.T) {
 	term.keys("write the notes", "Enter")
 	term.waitFor("The agent wants to create notes.md")
 	term.keys("y")
+	// The write is done and the model has not answered yet: the chat says it waits, below the call's line.
+	term.wait("thinking… after the call", func(s string) bool {
+		return strings.Contains(s, "✓ write_file notes.md · allowed") && strings.Contains(s, "thinking…")
+	})
 	done := term.waitFor("Done: wrote")
 	if strings.Contains(done, "**Done**") {
 		t.Errorf("the reply's markdown was not drawn for the terminal:\n%s", done)
@@ -95,6 +103,32 @@ func TestChat_InATerminal(t *testing.T) {
 		t.Errorf("the approved write did not happen: %q %v", b, err)
 	}
 	term.wait("the meter after the turn", func(s string) bool { return strings.Contains(s, "session ") && strings.Contains(s, "tokens (") })
+
+	// A narrower, shorter window: the meter keeps its figures, the conversation still follows its end.
+	term.tmux("resize-window", "-t", "0", "-x", "70", "-y", "24")
+	term.keys("/help", "Enter")
+	help := term.waitFor("/exit")
+	if !strings.Contains(help, "tokens (") {
+		t.Errorf("the meter lost its figures in 70 columns:\n%s", help)
+	}
+	for _, l := range strings.Split(help, "\n") {
+		if strings.HasPrefix(l, "undo") || strings.HasPrefix(l, "the ") {
+			t.Errorf("a /help line wrapped to column 0: %q\n%s", l, help)
+		}
+	}
+	term.tmux("resize-window", "-t", "0", "-x", "120", "-y", "40")
+
+	// A command the user allowed, stopped with Ctrl-C while it runs: its line says so, no spinner left.
+	term.keys("run the slow one", "Enter")
+	term.waitFor("The agent wants to run")
+	term.keys("y")
+	term.waitFor("run_command sleep 30 · allowed")
+	term.keys("C-c")
+	stopped := term.waitFor("Stopped. The turn keeps what it did")
+	if !strings.Contains(stopped, "run_command sleep 30 · allowed ·") || strings.Count(stopped, "Stopped.") != 1 {
+		t.Errorf("the stopped command's line:\n%s", stopped)
+	}
+	time.Sleep(leaveWindowForTests) // the next Ctrl-C must stop, not leave
 
 	term.keys("/sessoins", "Enter")
 	term.waitFor("did you mean /sessions?")
@@ -132,10 +166,33 @@ func TestChat_InATerminal(t *testing.T) {
 	term.waitFor("write the notes")
 	term.keys("/exit", "Enter")
 	term.waitFor("CHAT-EXIT=0")
+
+	// A session ID that names none fails before the screen is taken, saying what to do.
+	term.tmux("respawn-pane", "-k", "-t", "0", strings.Replace(chat, " chat ", " chat --session bogus ", 1))
+	term.waitFor("CHAT-EXIT=1")
+	term.waitFor(`there is no session "bogus"`)
 	pid := ownerPID(t, data)
 	for deadline := time.Now().Add(30 * time.Second); osproc.Alive(pid); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the shared daemon %d did not leave after its idle time", pid)
+		}
+	}
+}
+
+// TestChat_WhatItRefuses: chat says what to do, in the user's words, when it is asked for two sessions at
+// once or has no terminal.
+func TestChat_WhatItRefuses(t *testing.T) {
+	data := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chat", "--session", "abcd", "--new"}, "--session continues a session and --new starts one: give one of them"},
+		{[]string{"chat"}, "chat needs a terminal: for scripts use `alisio-lsp prompt TEXT`"},
+	} {
+		_, errOut, code := cli(t, data, "", c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "if any flags in the group") {
+			t.Errorf("alisio-lsp %s: exit %d, %q", strings.Join(c.args, " "), code, errOut)
 		}
 	}
 }

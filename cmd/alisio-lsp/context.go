@@ -211,7 +211,7 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 	if strings.HasPrefix(s.WindowSource, "maxContextChars") {
 		a.printf("window      not known; counted as %s tokens (limits.maxContextChars ÷ 4)\n", thousands(s.Window))
 	} else {
-		a.printf("window      %s tokens (%s)\n", thousands(s.Window), windowFrom(s.WindowSource))
+		a.printf("window      %s tokens (%s)\n", thousands(s.Window), api.WindowFrom(s.WindowSource))
 	}
 	if s.HardLimit < cfg.Limits.MaxContextChars {
 		a.printf("limit       %s chars: what fits in that window at about 4 chars a token, after %s tokens kept for the reply (limits.maxContextChars, %s, is higher)\n",
@@ -228,39 +228,8 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 	for _, n := range api.Notices(s, api.ShellWords()) {
 		a.printf("notice      %s\n", n.Text)
 	}
-	a.printf("next call   %s\n", nextCall(s))
+	a.printf("next call   %s\n", api.NextCall(s))
 	return nil
-}
-
-// windowFrom says in words where the window came from.
-func windowFrom(source string) string {
-	switch {
-	case strings.HasPrefix(source, "models"):
-		return "read from the provider's model list" + strings.TrimPrefix(source, "models")
-	case strings.HasPrefix(source, "maxContextChars"):
-		return "not known: limits.maxContextChars ÷ 4" + strings.TrimPrefix(source, "maxContextChars")
-	}
-	if source == "config" {
-		return "from your settings or --context-window"
-	}
-	return "from your settings: " + source
-}
-
-// nextCall says what the next model call does first.
-func nextCall(s agent.Status) string {
-	switch {
-	case len(s.UncertainCalls) > 0:
-		return "none yet: a prompt is refused until the uncertain tool calls are recorded (see the notice)"
-	case strings.HasPrefix(s.NextAction, "compact") && !s.Auto:
-		return "sends as is: compaction is due, but automatic compaction is off (compaction.auto)"
-	case s.NextAction == "compact (window)":
-		return "compacts first: the request is past the window's compaction point"
-	case strings.HasPrefix(s.NextAction, "compact"):
-		return "compacts first: the session is past limits.maxContextChars's compaction point"
-	case s.NextAction == "reduce":
-		return "trims the largest kept tool outputs in place to fit the limit"
-	}
-	return "sends as is"
 }
 
 // thousands writes n with comma separators.

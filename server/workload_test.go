@@ -52,6 +52,12 @@ type workloadFigures struct {
 	// Billed is the input the provider bills, at the cache prices (cached input at 10 %, cache writes at
 	// 125 %), over what all of it would cost uncached; SummarizerBill is the summarizer calls' share of it.
 	Billed, SummarizerBill float64
+	// Billed's parts, each over the same uncached price: the agent requests' cache reads, the rest of their
+	// input (what each adds, uncached or written to the cache), the whole of each first request after a rewrite
+	// of the transcript's start (a compaction or a reduction: what it keeps is sent again), and the summarizer.
+	CacheReads, Uncached, AfterRewrite, Summarizer float64
+	// rewritten marks, agent request by agent request, the ones that do not begin with most of the one before.
+	rewritten []bool
 	// Breakpoints are the fewest and most cache_control breakpoints of an agent request (Anthropic).
 	MinBreakpoints, MaxBreakpoints int
 	// LongestTurn is the longest time a prompt took to answer (the provider answers at once: what it waited
@@ -132,18 +138,28 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 
 // bill computes the billed figures from the usage prov reported, and the breakpoints of the agent requests.
 func (f *workloadFigures) bill(prov *providertest.Server) {
-	var full, billed, summaries float64
-	calls := 0
+	var full, billed, summaries, reads, fresh, rewritten float64
+	calls, agentCalls := 0, 0
 	for _, u := range prov.Usages() {
 		cost := float64(u.Prompt-u.Cached-u.Writes) + 0.1*float64(u.Cached) + 1.25*float64(u.Writes)
 		full += float64(u.Prompt)
 		billed += cost
-		if u.Summary {
+		switch {
+		case u.Summary:
 			summaries += cost
 			calls++
+		case agentCalls < len(f.rewritten) && f.rewritten[agentCalls]: // the kept part is sent again
+			rewritten += cost
+		default:
+			reads += 0.1 * float64(u.Cached)
+			fresh += cost - 0.1*float64(u.Cached)
+		}
+		if !u.Summary {
+			agentCalls++
 		}
 	}
 	f.Billed, f.SummarizerBill, f.SummarizerCalls = billed/max(full, 1), summaries/max(billed, 1), calls
+	f.CacheReads, f.Uncached, f.AfterRewrite, f.Summarizer = reads/max(full, 1), fresh/max(full, 1), rewritten/max(full, 1), summaries/max(full, 1)
 	f.MinBreakpoints = -1
 	for _, req := range prov.Requests() {
 		if _, tools := req["tools"]; !tools || asksCheckpoint(req) {
@@ -172,7 +188,9 @@ func measure(t testing.TB, requests []map[string]any, sizes map[string]int, wind
 		msgs, _ := json.Marshal(req["messages"])
 		tools, _ := json.Marshal(req["tools"])
 		body := string(tools) + string(msgs) // providers cache tools, then messages, in request order
-		shared += commonPrefix(prev, body)
+		common := commonPrefix(prev, body)
+		shared += common
+		f.rewritten = append(f.rewritten, common < len(prev)/2)
 		total += len(body)
 		prev = body
 		f.LargestRequest = max(f.LargestRequest, float64(len(body))/4/float64(window))
@@ -307,6 +325,11 @@ func BenchmarkPromptCacheBill(b *testing.B) {
 					}
 					b.ReportMetric(100*f.Billed, "billed-%")
 					b.ReportMetric(100*f.SummarizerBill, "summarizer-bill-%")
+					// The parts of billed-%, each a share of the uncached price.
+					b.ReportMetric(100*f.CacheReads, "cache-reads-%")
+					b.ReportMetric(100*f.Uncached, "uncached-%")
+					b.ReportMetric(100*f.AfterRewrite, "after-rewrite-%")
+					b.ReportMetric(100*f.Summarizer, "summarizer-%")
 					b.ReportMetric(float64(f.SummarizerCalls), "summaries")
 					b.ReportMetric(float64(f.MaxBreakpoints), "max-breakpoints")
 					b.ReportMetric(float64(f.MinBreakpoints), "min-breakpoints")

@@ -45,6 +45,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(e))
 }
 
+// CauseStopped is the cause of a compaction_failed event whose compaction was stopped by the user.
+const CauseStopped = compaction.CauseStopped
+
 // EventOf is the event a turn's agent.Event is sent as (ok false for what is not sent).
 func EventOf(e agent.Event) (ev Event, ok bool) {
 	ev = Event{V: SchemaVersion, Session: e.Session}

@@ -36,6 +36,9 @@ func Summary(e compaction.Event) string {
 		}
 		return text
 	case compaction.EventFailed:
+		if e.Cause == compaction.CauseStopped {
+			return "compaction " + e.Message
+		}
 		return "compaction failed: " + firstOf(e.Message, e.Error)
 	case compaction.EventSkipped:
 		return "compaction skipped: " + e.Message

@@ -98,7 +98,7 @@ func editDistance(a, b string) int {
 // own column (under a narrow width, below the usage, indented).
 func helpView(width int) string {
 	const usageWidth = 32
-	rows := []string{"Commands (Enter sends; a line starting with // is sent as a message):"}
+	rows := []string{lipgloss.NewStyle().Width(max(20, width)).Render("Commands (Enter sends; a line starting with // is sent as a message):")}
 	for _, c := range commandHelp {
 		if width < usageWidth+30 {
 			rows = append(rows, c.usage, lipgloss.NewStyle().PaddingLeft(4).Width(max(20, width)).Render(c.help))

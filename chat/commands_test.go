@@ -126,10 +126,14 @@ func TestRender(t *testing.T) {
 		t.Errorf("a call the turn stopped: %q", stopped)
 	}
 	// /help in a narrow terminal: every description line is indented under its usage, none at column 0.
-	for _, l := range strings.Split(helpView(50), "\n")[1:] {
+	narrow := helpView(50)
+	for _, l := range strings.Split(narrow[strings.Index(narrow, "\n/"):], "\n")[1:] {
 		if !strings.HasPrefix(l, "/") && !strings.HasPrefix(l, "    ") {
 			t.Errorf("a /help line at column 0 in 50 columns: %q", l)
 		}
+	}
+	if !strings.Contains(narrow, "message):") {
+		t.Errorf("the /help heading was cut in 50 columns:\n%s", narrow)
 	}
 	for _, l := range strings.Split(helpView(100), "\n")[1:] {
 		if w := lipgloss.Width(l); w > 100 || !strings.HasPrefix(l, "/") && !strings.HasPrefix(l, strings.Repeat(" ", 33)) {

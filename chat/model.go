@@ -47,8 +47,13 @@ func Run(ctx context.Context, client *Client, opts Options) error {
 	m := newModel(ctx, client, opts)
 	p := tea.NewProgram(m, tea.WithInput(opts.In), tea.WithOutput(opts.Out), tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
-	if fm, ok := final.(*model); ok && fm.cancel != nil {
-		fm.cancel()
+	if fm, ok := final.(*model); ok {
+		if fm.cancel != nil {
+			fm.cancel()
+		}
+		if fm.session != "" {
+			fmt.Fprintf(opts.Out, "Session %s is kept: `alisio-lsp chat` continues it (--session %s from another one).\n", shortID(fm.session), shortID(fm.session))
+		}
 	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil // the terminal closed, or the process was told to stop
@@ -275,6 +280,10 @@ func (m *model) stop() tea.Cmd {
 	case m.cancel != nil:
 		m.cancel()
 		m.stopping = true
+		for _, a := range m.approvals { // the daemon withdraws them; they are answered here at once
+			m.answered(a, "not run: the turn was stopped")
+		}
+		m.approvals = nil
 		m.notice = "stopping… (Ctrl-C again leaves)"
 	case m.input.Value() != "":
 		m.input.Reset()
@@ -306,6 +315,7 @@ func (m *model) send() tea.Cmd {
 	}
 	m.histPos, m.draft = len(m.history), ""
 	m.input.Reset()
+	m.follow = true // what is sent is shown, wherever the user had scrolled to
 	if cmd.Name == "" {
 		return m.prompt(cmd.Arg)
 	}
@@ -322,8 +332,20 @@ func (m *model) prompt(text string) tea.Cmd {
 	m.busy, m.cancel, m.turn = "turn", cancel, nil
 	session := m.session
 	return func() tea.Msg {
+		if session == "" {
+			// The session is made now, titled by its first prompt: a chat left before its first message
+			// leaves no empty session behind to be continued next time.
+			var created api.NewSessionResult
+			if err := m.client.Call(ctx, "alisio/newSession", api.NewSessionParams{Title: agent.SessionTitle(text)}, &created); err != nil {
+				return turnDoneMsg{err: err}
+			}
+			session = created.Session
+		}
 		var res api.PromptResult
 		err := m.client.Call(ctx, "alisio/prompt", api.PromptParams{SessionRef: api.SessionRef{Session: session}, Text: text}, &res)
+		if res.Session == "" {
+			res.Session = session
+		}
 		return turnDoneMsg{res: res, err: err}
 	}
 }
@@ -406,6 +428,9 @@ func (m *model) incoming(v any) tea.Cmd {
 // event adds a turn's event to the running turn.
 func (m *model) event(ev api.Event) {
 	if m.busy != "turn" {
+		if ev.Event != nil && ev.Cause == api.CauseStopped {
+			return // the command that was stopped says so
+		}
 		if ev.Summary != "" && m.busy == "" {
 			m.say(m.sty.dim.Render("⟳ " + ev.Summary))
 		}
@@ -461,7 +486,7 @@ func (m *model) answered(a Approval, verdict string) {
 			return
 		}
 	}
-	m.addNote(verdict + " " + a.Call.Name)
+	m.addNote(a.Call.Name + ": " + verdict)
 }
 
 // drawSegments draws a turn's segments; final renders text as markdown (while it streams it is drawn plain),
@@ -482,7 +507,8 @@ func (m *model) drawSegments(segs []segment, final bool) string {
 			if final {
 				parts = append(parts, m.markdown(s.text.String()))
 			} else {
-				parts = append(parts, lipgloss.NewStyle().Width(max(20, m.width-2)).Render(strings.TrimSpace(s.text.String())))
+				// Where glamour will draw it (its margin of 2), so that the finished reply does not move.
+				parts = append(parts, lipgloss.NewStyle().PaddingLeft(2).Width(max(20, m.width-2)).Render(strings.TrimSpace(s.text.String())))
 			}
 		}
 	}
@@ -530,11 +556,36 @@ func (m *model) draw(b block) string {
 	return m.wrap(b.text)
 }
 
+// wrap wraps text to the width; the lines of an indented row (a list's) wrap under its indent, not at
+// column 0.
 func (m *model) wrap(text string) string {
 	if m.width <= 0 {
 		return text
 	}
-	return lipgloss.NewStyle().Width(m.width).Render(text)
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if lipgloss.Width(l) <= m.width {
+			continue
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if strings.HasPrefix(l, "* ") {
+			indent = 2
+		}
+		if indent == 0 || indent+2 >= m.width-10 {
+			lines[i] = lipgloss.NewStyle().Width(m.width).Render(l)
+			continue
+		}
+		wrapped := strings.Split(lipgloss.NewStyle().Width(m.width-indent-2).Render(l[indent:]), "\n")
+		for j := range wrapped {
+			pad := strings.Repeat(" ", indent+2)
+			if j == 0 {
+				pad = l[:indent]
+			}
+			wrapped[j] = strings.TrimRight(pad+wrapped[j], " ")
+		}
+		lines[i] = strings.Join(wrapped, "\n")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // redrawBlocks draws every block again, for a new width or after blocks were dropped.
@@ -582,11 +633,22 @@ func (m *model) fitInput() {
 		lines += 1 + lipgloss.Width(l)/width
 	}
 	h := min(max(1, lines), max(3, m.height/4))
-	if h != m.input.Height() {
-		m.input.SetHeight(h)
-		m.layout()
-		m.refresh()
+	if h == m.input.Height() {
+		return
 	}
+	m.input.SetHeight(h)
+	if lines <= h {
+		// The textarea keeps the offset it scrolled to while it was shorter, hiding the first line: set the
+		// text again (from the top) and put the cursor back.
+		row, info := m.input.Line(), m.input.LineInfo()
+		m.input.SetValue(m.input.Value())
+		for i := 0; m.input.Line() > row && i < 10_000; i++ { // a wrapped line takes a CursorUp a row
+			m.input.CursorUp()
+		}
+		m.input.SetCursor(info.StartColumn + info.ColumnOffset)
+	}
+	m.layout()
+	m.refresh()
 }
 
 func (m *model) resize(w, h int) {
@@ -628,7 +690,10 @@ func (m *model) View() string {
 		parts = append(parts, approvalView(m.approvals[0].ApproveParams, m.width, m.sty))
 	}
 	notice := m.notice
-	if notice == "" && m.status != nil && len(m.status.Notices) > 0 {
+	switch {
+	case notice == "" && !m.follow && !m.view.AtBottom():
+		notice = "↓ more below: PgDn (sending a message goes to the end)"
+	case notice == "" && m.status != nil && len(m.status.Notices) > 0:
 		notice = m.status.Notices[0].Text
 	}
 	parts = append(parts, m.sty.warn.Render(clip(notice, max(10, m.width))), m.input.View())
@@ -652,11 +717,7 @@ func (m *model) fetchStatus() tea.Cmd {
 func (m *model) openSession(id string, fresh bool) tea.Cmd {
 	return func() tea.Msg {
 		if fresh {
-			var res api.NewSessionResult
-			if err := m.client.Call(m.ctx, "alisio/newSession", api.NewSessionParams{}, &res); err != nil {
-				return sessionMsg{err: err}
-			}
-			return sessionMsg{id: res.Session, fresh: true}
+			return sessionMsg{fresh: true} // made with the first prompt
 		}
 		found, err := FindSession(m.ctx, m.client, id)
 		switch {
@@ -714,12 +775,8 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		return
 	}
 	m.blocks, m.drawn, m.session, m.title, m.status, m.follow = nil, "", msg.id, msg.title, nil, true
-	switch {
-	case msg.id == "":
+	if msg.id == "" {
 		m.say(m.sty.dim.Render("A new session starts with your first message. /help lists the commands."))
-		return
-	case msg.fresh:
-		m.say(m.sty.dim.Render("New session " + shortID(msg.id) + ". /help lists the commands."))
 		return
 	}
 	if msg.page.Offset > 0 {
@@ -755,6 +812,9 @@ func (m *model) storedBlock(pm api.PageMessage, page []api.PageMessage) (block, 
 				tc.done, tc.failed, tc.exitCode = o.State == api.CallDone || o.State == api.CallFailed, o.State == api.CallFailed, o.ExitCode
 				if o.Result >= 0 && o.Result < len(page) {
 					tc.chars = len([]rune(page[o.Result].Text))
+					if tc.failed { // its result says why: declined, a command's error…
+						tc.reason, _, _ = strings.Cut(strings.TrimSpace(page[o.Result].Text), "\n")
+					}
 				}
 			}
 			segs = append(segs, segment{call: &tc})
@@ -800,8 +860,12 @@ func (m *model) command(c Command) tea.Cmd {
 		case "compact":
 			var res api.CompactResult
 			if err := m.client.Call(ctx, "alisio/compact", api.CompactParams{SessionRef: ref, Focus: c.Arg}, &res); err != nil {
-				if errors.Is(err, context.Canceled) {
+				var re *RequestError
+				switch {
+				case errors.Is(err, context.Canceled):
 					return commandDoneMsg{text: "The compaction was stopped: the session is as it was."}
+				case errors.As(err, &re) && re.Kind() == api.KindNothingToCompact:
+					return commandDoneMsg{text: "Nothing to compact yet: the whole conversation is in the turns a compaction keeps (compaction.keepTurns)."}
 				}
 				return commandDoneMsg{err: err}
 			}

@@ -37,6 +37,7 @@ type toolCall struct {
 	done, failed   bool
 	stopped        bool   // the turn ended without its result
 	verdict        string // the user's answer when it asked ("allowed", "declined"…)
+	reason         string // what a failed call's result says (a stored session's calls)
 	chars          int
 	exitCode       *int
 }
@@ -59,12 +60,14 @@ func (c toolCall) line(spin string, st styles) string {
 		extra = append(extra, c.verdict)
 	}
 	switch {
+	case c.failed && c.reason != "":
+		extra = append(extra, clip(c.reason, 60))
 	case c.done:
 		if c.exitCode != nil {
 			extra = append(extra, fmt.Sprintf("exit %d", *c.exitCode))
 		}
 		extra = append(extra, api.Human(c.chars)+" chars")
-	case c.stopped:
+	case c.stopped && (c.verdict == "" || c.verdict == "allowed"):
 		extra = append(extra, "stopped before it finished")
 	}
 	if len(extra) > 0 {

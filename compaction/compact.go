@@ -199,8 +199,12 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars), SpanMessages: span.End, Ahead: ahead})
 
 	fail := func(err error) (Result, error) {
-		emit.emit(Event{Type: EventFailed, Reason: opts.Reason, Message: err.Error(), Error: err.Error(),
-			DurationMs: time.Since(start).Milliseconds()})
+		ev := Event{Type: EventFailed, Reason: opts.Reason, Message: err.Error(), Error: err.Error(),
+			DurationMs: time.Since(start).Milliseconds()}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			ev.Cause, ev.Message = CauseStopped, "stopped before it finished; the session is as it was"
+		}
+		emit.emit(ev)
 		return Result{}, err
 	}
 	ext := beforeHooks(ctx, opts, emit)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -291,8 +292,16 @@ func TestCompact_SkippedAndFailed(t *testing.T) {
 	}
 	view := synthetic.Generate(synthetic.Default(30))
 	_, rec2, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 1}, &scripted{err: errors.New("502 bad gateway")})
-	if err == nil || !strings.Contains(err.Error(), "502") || rec2.types() != "compaction_started,compaction_failed" {
+	if err == nil || !strings.Contains(err.Error(), "502") || rec2.types() != "compaction_started,compaction_failed" || rec2.events[1].Cause != "" {
 		t.Fatalf("%v %s", err, rec2.types())
+	}
+	// Stopped by the user (its context cancelled): the failure says so, for the editors to say "stopped".
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec3 := &recorder{}
+	_, err = compaction.Compact(ctx, compaction.Input{View: view}, compaction.Options{KeepTurns: 1}, &scripted{err: fmt.Errorf("provider request failed: %w", context.Canceled)}, rec3.emit)
+	if last := rec3.events[len(rec3.events)-1]; !errors.Is(err, context.Canceled) || last.Type != compaction.EventFailed || last.Cause != compaction.CauseStopped {
+		t.Fatalf("%v %+v", err, rec3.events)
 	}
 }
 

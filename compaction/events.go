@@ -66,6 +66,10 @@ type Event struct {
 	Error   string `json:"error,omitempty"`
 }
 
+// CauseStopped is the Cause of a compaction_failed event when the compaction was stopped (its context
+// cancelled): the session is as it was.
+const CauseStopped = "stopped"
+
 // Emitter receives events as they happen.
 type Emitter func(Event)
 

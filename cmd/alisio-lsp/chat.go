@@ -54,7 +54,7 @@ func (a *app) chatCommand() *cobra.Command {
 				if err != nil {
 					_ = client.Close()
 					wait()
-					return fmt.Errorf("%w (`alisio-lsp sessions` lists them; --new starts one)", err)
+					return fmt.Errorf("%w (`alisio-lsp sessions list` lists them; --new starts one)", err)
 				}
 				sessionID = found.ID
 			}

@@ -117,6 +117,11 @@ func TestChat_InATerminal(t *testing.T) {
 		}
 	}
 	term.tmux("resize-window", "-t", "0", "-x", "120", "-y", "40")
+	// Scrolled up, the chat says more is below; what is sent then is shown, at the end.
+	term.keys("PageUp")
+	term.waitFor("more below: PgDn")
+	term.keys("/context", "Enter")
+	term.waitFor("Next model call:")
 
 	// A command the user allowed, stopped with Ctrl-C while it runs: its line says so, no spinner left.
 	term.keys("run the slow one", "Enter")
@@ -138,7 +143,13 @@ func TestChat_InATerminal(t *testing.T) {
 	term.waitFor("Context of session")
 
 	// Ctrl-C stops a slow turn, the daemon stops the request, and the chat says what became of it.
-	term.keys("take your time", "Enter")
+	// A message of several lines: every line stays in sight while it is typed.
+	term.keys("take your", "C-j", "time,", "C-j", "please")
+	typing := term.waitFor("› please")
+	if !strings.Contains(typing, "› take your") || !strings.Contains(typing, "› time,") {
+		t.Errorf("a line of the input went out of sight:\n%s", typing)
+	}
+	term.keys("Enter")
 	for deadline := time.Now().Add(30 * time.Second); len(srv.Requests()) < 3; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the slow prompt never reached the provider")
@@ -161,6 +172,18 @@ func TestChat_InATerminal(t *testing.T) {
 	term.waitFor("CHAT-EXIT=0")
 
 	// Run again: the session goes on, its messages drawn.
+	term.tmux("respawn-pane", "-k", "-t", "0", chat)
+	term.waitFor("Continuing session")
+	term.waitFor("write the notes")
+	term.keys("/exit", "Enter")
+	term.waitFor("CHAT-EXIT=0")
+	term.waitFor("is kept: `alisio-lsp chat` continues it")
+
+	// --new left before the first message stores nothing: chat then still continues the session above.
+	term.tmux("respawn-pane", "-k", "-t", "0", strings.Replace(chat, " chat ", " chat --new ", 1))
+	term.waitFor("A new session starts with your first message")
+	term.keys("C-d")
+	term.waitFor("CHAT-EXIT=0")
 	term.tmux("respawn-pane", "-k", "-t", "0", chat)
 	term.waitFor("Continuing session")
 	term.waitFor("write the notes")

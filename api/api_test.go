@@ -168,6 +168,7 @@ func TestSummary(t *testing.T) {
 			"compacting 40 messages (automatic: the request passed the window's compaction point)…"},
 		{compaction.Event{Type: compaction.EventReduced, Messages: 3}, "3 large message(s) trimmed to fit the budget"},
 		{compaction.Event{Type: compaction.EventFailed, Error: "summarizer: timeout"}, "compaction failed: summarizer: timeout"},
+		{compaction.Event{Type: compaction.EventFailed, Cause: compaction.CauseStopped, Message: "stopped before it finished; the session is as it was", Error: "context canceled"}, "compaction stopped before it finished; the session is as it was"},
 		{compaction.Event{Type: compaction.EventSkipped, Message: "nothing to summarize"}, "compaction skipped: nothing to summarize"},
 	} {
 		if got := api.Summary(tc.e); got != tc.want {

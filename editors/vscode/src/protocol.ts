@@ -120,6 +120,7 @@ export interface AlisioEvent {
   plugins?: unknown[];
   plugin?: string;
   hook?: string;
+  /** Why: a failed plugin hook's error, or `stopped` on compaction_failed when the user stopped it. */
   cause?: string;
   message?: string;
   error?: string;

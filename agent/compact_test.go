@@ -37,18 +37,25 @@ func stuckSession() []transcript.Message {
 	return append(msgs, transcript.Message{Role: transcript.RoleUser, Text: "now summarize them"})
 }
 
-// TestContextManager_ManualCompactionOfAStuckSession: a manual compaction of a session whose recent turns
-// cannot fit its hard limit keeps the turns that fit, and leaves the session under the limit (it used to
-// refuse: "compaction would not shrink the conversation"); the next automatic preparation then needs nothing.
-func TestContextManager_ManualCompactionOfAStuckSession(t *testing.T) {
+// smallContextManager is a context manager with the offline summarizer over a store in a temporary folder, at
+// maxContextChars 8,000.
+func smallContextManager(t *testing.T) (*storage.Store, *agent.ContextManager) {
+	t.Helper()
 	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { _ = st.Close() })
 	cfg := config.Default()
 	cfg.Limits.MaxContextChars = 8_000
-	m := agent.NewContextManager(st, cfg, t.TempDir(), compaction.Offline{})
+	return st, agent.NewContextManager(st, cfg, t.TempDir(), compaction.Offline{})
+}
+
+// TestContextManager_ManualCompactionOfAStuckSession: a manual compaction of a session whose recent turns
+// cannot fit its hard limit keeps the turns that fit, and leaves the session under the limit (it used to
+// refuse: "compaction would not shrink the conversation"); the next automatic preparation then needs nothing.
+func TestContextManager_ManualCompactionOfAStuckSession(t *testing.T) {
+	st, m := smallContextManager(t)
 	sess, err := st.CreateSession(storage.Session{}, stuckSession())
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +72,8 @@ func TestContextManager_ManualCompactionOfAStuckSession(t *testing.T) {
 	}
 	storagetest.CheckTotals(t, st, sess.ID)
 	sizes := m.Sizes(v.Session, transcript.TotalChars(v.Messages))
-	if sizes.Reducible() > cfg.Limits.MaxContextChars {
-		t.Fatalf("%d chars after the manual compaction; limit %d", sizes.Reducible(), cfg.Limits.MaxContextChars)
+	if sizes.Reducible() > m.Settings().Limits.MaxContextChars {
+		t.Fatalf("%d chars after the manual compaction; limit %d", sizes.Reducible(), m.Settings().Limits.MaxContextChars)
 	}
 	if last := v.Messages[len(v.Messages)-1]; last.Text != "now summarize them" || !v.Messages[0].Summary {
 		t.Fatalf("the compaction must keep the last turn after a checkpoint: %+v", v.Messages)
@@ -142,14 +149,7 @@ func TestAgent_ACatalogThatFillsTheWindow(t *testing.T) {
 // checkpoint is already in the store — an editor that opens the checkpoint on "compacted" finds it (CI failed
 // on this race: Neovim asked for the checkpoint between the event and the save, and was told there was none).
 func TestContextManager_DoneIsSaidOnceSaved(t *testing.T) {
-	st, err := storage.Open(storage.DefaultOptions(filepath.Join(t.TempDir(), "store")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cfg := config.Default()
-	cfg.Limits.MaxContextChars = 8_000
-	m := agent.NewContextManager(st, cfg, t.TempDir(), compaction.Offline{})
+	st, m := smallContextManager(t)
 	for _, automatic := range []bool{false, true} {
 		sess, err := st.CreateSession(storage.Session{}, stuckSession())
 		if err != nil {

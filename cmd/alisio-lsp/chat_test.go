@@ -172,11 +172,15 @@ func TestChat_InATerminal(t *testing.T) {
 	term.waitFor("CHAT-EXIT=0")
 
 	// Run again: the session goes on, its messages drawn.
-	term.tmux("respawn-pane", "-k", "-t", "0", chat)
-	term.waitFor("Continuing session")
-	term.waitFor("write the notes")
-	term.keys("/exit", "Enter")
-	term.waitFor("CHAT-EXIT=0")
+	continues := func() {
+		t.Helper()
+		term.tmux("respawn-pane", "-k", "-t", "0", chat)
+		term.waitFor("Continuing session")
+		term.waitFor("write the notes")
+		term.keys("/exit", "Enter")
+		term.waitFor("CHAT-EXIT=0")
+	}
+	continues()
 	term.waitFor("is kept: `alisio-lsp chat` continues it")
 
 	// --new left before the first message stores nothing: chat then still continues the session above.
@@ -184,11 +188,7 @@ func TestChat_InATerminal(t *testing.T) {
 	term.waitFor("A new session starts with your first message")
 	term.keys("C-d")
 	term.waitFor("CHAT-EXIT=0")
-	term.tmux("respawn-pane", "-k", "-t", "0", chat)
-	term.waitFor("Continuing session")
-	term.waitFor("write the notes")
-	term.keys("/exit", "Enter")
-	term.waitFor("CHAT-EXIT=0")
+	continues()
 
 	// A session ID that names none fails before the screen is taken, saying what to do.
 	term.tmux("respawn-pane", "-k", "-t", "0", strings.Replace(chat, " chat ", " chat --session bogus ", 1))

@@ -118,12 +118,13 @@ func (a *Agent) runCall(ctx context.Context, session string, call transcript.Too
 
 // declined is the result of a call the user did not approve: it says what did not happen, and why.
 func declined(call transcript.ToolCall, change *tools.Change, reason string) string {
-	what := "The user declined this command; it was not run."
+	what, notDone := "The user declined this command; it was not run.", "it was not run"
 	if change != nil {
 		what = fmt.Sprintf("The user rejected this change to %s; the file was not changed.", change.Path)
+		notDone = fmt.Sprintf("%s was not changed", change.Path)
 	}
-	if reason != "" {
-		what = reason + ": counted as declined. " + what
+	if reason != "" { // nobody said no: say what happened, not that the user declined
+		what = fmt.Sprintf("%s: counted as declined; %s.", reason, notDone)
 	}
 	return what + " Ask the user what they want instead, or go on without it."
 }

@@ -194,6 +194,9 @@ type StatusParams struct {
 	// FirstRequest: in a workspace with no session yet, the meter of its first request (no session ID, no
 	// messages: the instructions and the tool catalog) instead of an error.
 	FirstRequest bool `json:"firstRequest,omitempty"`
+	// NewSession (with no session given): the meter of a new session's first request, whatever sessions the
+	// workspace has (the terminal chat before the first message of a session it will make).
+	NewSession bool `json:"newSession,omitempty"`
 }
 
 // Status is the meter of a session: the alisio/status result and notification.

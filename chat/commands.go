@@ -22,7 +22,7 @@ var commandHelp = []struct{ name, usage, help string }{
 	{"context", "/context", "what fills the context: its parts, and the meter"},
 	{"mcps", "/mcps", "the MCP servers and their tools"},
 	{"plugins", "/plugins [enable|disable NAME]", "the compaction plugins; turn one on or off for this chat"},
-	{"settings", "/settings [KEY [VALUE]]", "the settings this chat changed; set one (/settings limits.maxContextChars 60000), or drop it (KEY alone)"},
+	{"settings", "/settings [KEY [VALUE]]", "the settings in force and what this chat changed; set one (/settings limits.maxContextChars 60000), or drop the change (KEY alone)"},
 	{"sessions", "/sessions [N|ID]", "the workspace's sessions; switch to one by its number or ID"},
 	{"new", "/new", "start a new session"},
 	{"recover", "/recover [acknowledge]", "list tool calls a crash left uncertain; acknowledge records that their outcome is unknown"},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
@@ -120,6 +121,16 @@ func TestRender(t *testing.T) {
 			width >= 120 && !strings.Contains(m, "session 01234567 a title") || strings.Contains(m, "· session 0123456…") {
 			t.Errorf("meter at %d: %q", width, m)
 		}
+	}
+	if got := uniqueIDs([]string{"01a2492f77aa", "01a2492f78bb", "01b00000cc"}); strings.Join(got, " ") != "01a2492f77 01a2492f78 01b00000" {
+		t.Errorf("session IDs told apart as %v", got)
+	}
+	list := sessionsView([]api.SessionSummary{{ID: "01a2492f77aa", Title: "one"}, {ID: "01a2492f78bb", Title: "two"}}, "01a2492f77aa", time.Now())
+	if !strings.Contains(list, "*  1  01a2492f77  one") || !strings.Contains(list, "   2  01a2492f78  two") {
+		t.Errorf("/sessions:\n%s", list)
+	}
+	if l := (toolCall{name: "write_file", done: true, failed: true, verdict: "declined", chars: 126}).line("*", sty); strings.Contains(l, "chars") {
+		t.Errorf("a declined call's line shows the size of its refusal: %q", l)
 	}
 	stopped := toolCall{name: "run_command", args: `{"command":"sleep 60"}`, stopped: true, verdict: "allowed"}.line("*", sty)
 	if !strings.Contains(stopped, "■ run_command sleep 60") || !strings.Contains(stopped, "allowed · stopped before it finished") {

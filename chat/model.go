@@ -52,7 +52,7 @@ func Run(ctx context.Context, client *Client, opts Options) error {
 			fm.cancel()
 		}
 		if fm.session != "" {
-			fmt.Fprintf(opts.Out, "Session %s is kept: `alisio-lsp chat` continues it (--session %s from another one).\n", shortID(fm.session), shortID(fm.session))
+			fmt.Fprintf(opts.Out, "The session is kept: `alisio-lsp chat --session %s` continues it.\n", fm.session)
 		}
 	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -184,7 +184,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.turnDone(msg)
 		cmds = append(cmds, m.fetchStatus())
 	case commandDoneMsg:
-		m.busy, m.cancel = "", nil
+		m.busy, m.cancel, m.stopping, m.notice = "", nil, false, ""
 		switch {
 		case msg.err != nil:
 			m.say(m.sty.failed.Render(errorText(msg.err)))
@@ -196,7 +196,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sessionLoaded(msg)
 		cmds = append(cmds, m.fetchStatus())
 	case statusMsg:
-		if msg.st != nil && (msg.st.Session == m.session || m.session == "") {
+		if msg.st != nil && msg.st.Session == m.session {
 			m.status = msg.st
 		}
 	}
@@ -284,7 +284,7 @@ func (m *model) stop() tea.Cmd {
 			m.answered(a, "not run: the turn was stopped")
 		}
 		m.approvals = nil
-		m.notice = "stopping… (Ctrl-C again leaves)"
+		m.notice = "stopping…"
 	case m.input.Value() != "":
 		m.input.Reset()
 		m.notice = "input cleared (Ctrl-C again leaves)"
@@ -392,7 +392,7 @@ func (m *model) incoming(v any) tea.Cmd {
 		}
 		m.event(v)
 	case api.Status:
-		if v.Session == m.session || m.session == "" {
+		if v.Session == m.session {
 			m.status = &v
 		}
 	case Approval:
@@ -705,7 +705,7 @@ func (m *model) fetchStatus() tea.Cmd {
 	session := m.session
 	return func() tea.Msg {
 		var st api.Status
-		if err := m.client.Call(m.ctx, "alisio/status", api.StatusParams{SessionRef: api.SessionRef{Session: session}, FirstRequest: session == ""}, &st); err != nil {
+		if err := m.client.Call(m.ctx, "alisio/status", api.StatusParams{SessionRef: api.SessionRef{Session: session}, NewSession: session == ""}, &st); err != nil {
 			return statusMsg{}
 		}
 		return statusMsg{&st}
@@ -882,7 +882,7 @@ func (m *model) command(c Command) tea.Cmd {
 					return commandDoneMsg{err: err}
 				}
 			}
-			if err := m.client.Call(ctx, "alisio/status", api.StatusParams{SessionRef: ref, FirstRequest: ref.Session == ""}, &st); err != nil {
+			if err := m.client.Call(ctx, "alisio/status", api.StatusParams{SessionRef: ref, NewSession: ref.Session == ""}, &st); err != nil {
 				return commandDoneMsg{err: err}
 			}
 			return commandDoneMsg{text: contextView(parts.Parts, &st)}

@@ -59,9 +59,11 @@ func (c toolCall) line(spin string, st styles) string {
 	if c.verdict != "" {
 		extra = append(extra, c.verdict)
 	}
+	refused := c.verdict != "" && c.verdict != "allowed" // its result only says so
 	switch {
 	case c.failed && c.reason != "":
 		extra = append(extra, clip(c.reason, 60))
+	case c.done && refused:
 	case c.done:
 		if c.exitCode != nil {
 			extra = append(extra, fmt.Sprintf("exit %d", *c.exitCode))
@@ -161,6 +163,22 @@ func shortID(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// uniqueIDs are the shortest prefixes, from 8 characters, that tell each of ids from the others (IDs made
+// within a minute share their first 8).
+func uniqueIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		n := min(8, len(id))
+		for _, other := range ids {
+			for other != id && n < len(id) && strings.HasPrefix(other, id[:n]) {
+				n++
+			}
+		}
+		out[i] = id[:n]
+	}
+	return out
 }
 
 // contextView is /context: the parts of the transcript, largest first, the instructions and tools beside
@@ -266,12 +284,21 @@ func sessionsView(list []api.SessionSummary, current string, now time.Time) stri
 		return "This workspace has no sessions yet: what you send starts one."
 	}
 	var b strings.Builder
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	ids = uniqueIDs(ids)
+	width := 0
+	for _, id := range ids {
+		width = max(width, len(id))
+	}
 	for i, s := range list {
 		mark := " "
 		if s.ID == current {
 			mark = "*"
 		}
-		fmt.Fprintf(&b, "%s %2d  %s  %-40s %4d messages  %s ago\n", mark, i+1, shortID(s.ID), clip(s.Title, 40), s.Messages, ago(now.Sub(s.UpdatedAt)))
+		fmt.Fprintf(&b, "%s %2d  %-*s  %-40s %4d messages  %s ago\n", mark, i+1, width, ids[i], clip(s.Title, 40), s.Messages, ago(now.Sub(s.UpdatedAt)))
 	}
 	b.WriteString("/sessions N (or an ID) switches to one; /new starts one.")
 	return b.String()

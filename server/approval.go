@@ -72,7 +72,7 @@ func (s *Server) askEditor(ctx context.Context, req agent.ApprovalRequest) agent
 	case err == nil:
 		return agent.Approval{Approved: approved}
 	case ctx.Err() != nil:
-		return agent.Approval{Reason: "The turn was stopped while the change waited for the user's answer"}
+		return agent.Approval{Reason: "The turn was stopped while the call waited for the user's answer"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return agent.Approval{Reason: fmt.Sprintf("No answer from the editor within %v", timeout)}
 	}

@@ -127,7 +127,7 @@ func TestApproval_NotificationAndTimeout(t *testing.T) {
 	if e.read("main.go") != "package main // edited\n" || e.read("made.txt") != "(none)" {
 		t.Fatalf("after the turn: main.go %q, made.txt %q", e.read("main.go"), e.read("made.txt"))
 	}
-	if r := e.resultOf(t, res.Session, "c2"); !strings.HasPrefix(r, "No answer from the editor within 1s: counted as declined.") {
+	if r := e.resultOf(t, res.Session, "c2"); !strings.HasPrefix(r, "No answer from the editor within 1s: counted as declined; it was not run.") {
 		t.Fatalf("the unanswered command's result: %q", r)
 	}
 	if len(e.client.Notifications("alisio/approvalWithdrawn")) != 1 {

@@ -307,7 +307,7 @@ func (s *Server) memories(_ context.Context, ag *agent.Agent, p *api.MemoriesPar
 // firstRequest, in a workspace that has none yet, the meter of its first request.
 func (s *Server) statusRequest(_ context.Context, ag *agent.Agent, p *api.StatusParams) (*api.Status, error) {
 	id, err := s.resolveSession(ag, p.Session, "")
-	if errors.Is(err, errNoSession) && p.FirstRequest {
+	if p.Session == "" && p.NewSession || errors.Is(err, errNoSession) && p.FirstRequest {
 		st, ferr := ag.FirstRequestStatus(s.root())
 		if ferr != nil {
 			return nil, ferr

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -725,6 +726,11 @@ func TestCLI_Tools(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &line); err != nil || line.Type != "tools" || len(line.Sources) != 1 || line.Sources[0].Count != 7 ||
 		line.CatalogChars != line.Sources[0].Chars || !strings.Contains(line.Confinement, "run_command") {
 		t.Fatalf("tools: %v %s", err, out)
+	}
+	// Without --json: each tool on its line, with what it does.
+	human := mustCLI(t, t.TempDir(), "tools", "--workspace", t.TempDir())
+	if !strings.Contains(human, "built-in: 7 tools") || !regexp.MustCompile(`(?m)^  recall +\S.{20,}$`).MatchString(human) {
+		t.Fatalf("tools:\n%s", human)
 	}
 }
 

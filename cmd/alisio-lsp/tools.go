@@ -28,10 +28,17 @@ func (a *app) toolsCommand() *cobra.Command {
 			if a.jsonOut {
 				return a.emit("tools", map[string]any{"sources": d.Sources, "catalogChars": d.CatalogChars, "confinement": d.Confinement})
 			}
+			what := map[string]string{}
+			for _, spec := range ag.Tools.Specs() {
+				what[spec.Name] = firstSentence(spec.Description)
+			}
 			for _, src := range d.Sources {
-				a.printf("%-9s %d tools, %d chars of catalog: %s\n", src.Source, src.Count, src.Chars, strings.Join(src.Tools, ", "))
+				a.printf("%s: %d tools, %d chars of catalog\n", src.Source, src.Count, src.Chars)
 				if src.Problem != "" {
-					a.printf("          problem: %s\n", src.Problem)
+					a.printf("  problem: %s\n", src.Problem)
+				}
+				for _, name := range src.Tools {
+					a.printf("  %-12s %s\n", name, what[name])
 				}
 			}
 			a.printf("%s\n", d.Confinement)
@@ -40,4 +47,13 @@ func (a *app) toolsCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace root (default: current directory)")
 	return cmd
+}
+
+// firstSentence is a tool description's first sentence (its first line at most): what the tool does.
+func firstSentence(description string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(description), "\n")
+	if i := strings.Index(line, ". "); i >= 0 {
+		return line[:i+1]
+	}
+	return line
 }

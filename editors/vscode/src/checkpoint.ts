@@ -24,6 +24,8 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
   private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   readonly onDidChangeFile = this.changed.event;
   private readonly mtimes = new Map<string, number>();
+  /** The document Edit Checkpoint just asked the daemon for, by URI: the first read takes it instead of asking again. */
+  private readonly fetched = new Map<string, unknown>();
 
   constructor(private readonly ctx: Ctx) {}
 
@@ -43,7 +45,17 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
     throw vscode.FileSystemError.NoPermissions('Alisio: a checkpoint is one document');
   }
 
+  /** opening says that the document of session is about to be opened with editable, fetched already. */
+  opening(session: string, editable: unknown) {
+    this.fetched.set(checkpointUri(session).toString(), editable);
+  }
+
   async readFile(uri: vscode.Uri): Promise<Uint8Array> {
+    const fetched = this.fetched.get(uri.toString());
+    if (fetched !== undefined) {
+      this.fetched.delete(uri.toString());
+      return new TextEncoder().encode(JSON.stringify(fetched, null, 2) + '\n');
+    }
     const client = this.ctx.client;
     if (!client) {
       throw vscode.FileSystemError.Unavailable('Alisio: the server is not running (Alisio: Restart Server)');
@@ -107,6 +119,7 @@ export async function editCheckpoint(ctx: Ctx) {
     void vscode.window.showInformationMessage('Alisio: this session has no checkpoint yet: it has not been compacted.');
     return;
   }
+  ctx.checkpoints?.opening(res.session, res.editable);
   const doc = await vscode.workspace.openTextDocument(checkpointUri(res.session));
   await vscode.window.showTextDocument(doc, { preview: false });
 }

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -162,5 +163,28 @@ func TestRender(t *testing.T) {
 	_ = json.Unmarshal([]byte(`{"sources":[{"source":"built-in","count":2,"tools":["read_file","recall"]},{"source":"github","count":40,"chars":52000,"problem":"3 tools left out"}],"catalogChars":60000}`), &d)
 	if v := mcpsView(d); !strings.Contains(v, "github") || !strings.Contains(v, "40 tools") || !strings.Contains(v, "3 tools left out") {
 		t.Errorf("mcps %q", v)
+	}
+}
+
+// TestNotice: a notice longer than the terminal is wide is read whole (wrapped, up to three lines), and the
+// screen keeps its height.
+func TestNotice(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.resize(50, 20)
+	m.notice = "the workspace /home/someone/projects/a-long-name does not exist: give an existing project folder with --workspace"
+	screen := m.View()
+	flat := strings.Join(strings.Fields(screen), " ")
+	if !strings.Contains(flat, "give an existing project folder with --workspace") {
+		t.Errorf("the notice was cut at 50 columns:\n%s", screen)
+	}
+	if h := lipgloss.Height(screen); h != 20 {
+		t.Errorf("the screen is %d lines high in a 20-line terminal", h)
+	}
+	m.notice = strings.Repeat("word ", 100)
+	if got := lipgloss.Height(m.noticeView()); got != maxNoticeLines {
+		t.Errorf("a very long notice takes %d lines", got)
+	}
+	if h := lipgloss.Height(m.View()); h != 20 {
+		t.Errorf("with a very long notice the screen is %d lines high", h)
 	}
 }

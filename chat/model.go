@@ -34,6 +34,9 @@ type Options struct {
 	// In and Out are the terminal.
 	In  io.Reader
 	Out io.Writer
+	// Resume is the command line that runs the chat again, with the flags it was given (its data directory,
+	// configuration, workspace); leaving prints it with `--session` and the session's ID.
+	Resume string
 }
 
 // maxBlocks bounds what the conversation keeps drawn.
@@ -52,7 +55,11 @@ func Run(ctx context.Context, client *Client, opts Options) error {
 			fm.cancel()
 		}
 		if fm.session != "" {
-			fmt.Fprintf(opts.Out, "The session is kept: `alisio-lsp chat --session %s` continues it.\n", fm.session)
+			resume := opts.Resume
+			if resume == "" {
+				resume = "alisio-lsp chat"
+			}
+			fmt.Fprintf(opts.Out, "The session is kept: `%s --session %s` continues it.\n", resume, fm.session)
 		}
 	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -670,7 +677,7 @@ func (m *model) resize(w, h int) {
 
 // layout gives the conversation what the meter, the question, the notice and the input leave.
 func (m *model) layout() {
-	used := m.input.Height() + 2 // the meter and the notice line
+	used := m.input.Height() + 1 + lipgloss.Height(m.noticeView()) // the meter, the notice
 	if len(m.approvals) > 0 {
 		used += lipgloss.Height(approvalView(m.approvals[0].ApproveParams, m.width, m.sty))
 	}
@@ -689,6 +696,16 @@ func (m *model) View() string {
 	if len(m.approvals) > 0 {
 		parts = append(parts, approvalView(m.approvals[0].ApproveParams, m.width, m.sty))
 	}
+	parts = append(parts, m.noticeView(), m.input.View())
+	return strings.Join(parts, "\n")
+}
+
+// maxNoticeLines bounds the notice above the input: an error that says what to do is read whole, in a narrow
+// terminal too, without pushing the conversation off the screen.
+const maxNoticeLines = 3
+
+// noticeView is the notice above the input (one empty line when there is none), wrapped at the width.
+func (m *model) noticeView() string {
 	notice := m.notice
 	switch {
 	case notice == "" && !m.follow && !m.view.AtBottom():
@@ -696,8 +713,16 @@ func (m *model) View() string {
 	case notice == "" && m.status != nil && len(m.status.Notices) > 0:
 		notice = m.status.Notices[0].Text
 	}
-	parts = append(parts, m.sty.warn.Render(clip(notice, max(10, m.width))), m.input.View())
-	return strings.Join(parts, "\n")
+	width := max(10, m.width)
+	lines := strings.Split(lipgloss.NewStyle().Width(width).Render(notice), "\n")
+	if len(lines) > maxNoticeLines {
+		lines = lines[:maxNoticeLines]
+		lines[maxNoticeLines-1] = clip(strings.TrimRight(lines[maxNoticeLines-1], " ")+" …", width)
+	}
+	for i, line := range lines {
+		lines[i] = m.sty.warn.Render(strings.TrimRight(line, " "))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // fetchStatus asks for the meter of the current session (of the first request when there is none yet).

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -58,7 +59,8 @@ func (a *app) chatCommand() *cobra.Command {
 				}
 				sessionID = found.ID
 			}
-			runErr := chat.Run(ctx, client, chat.Options{Session: sessionID, New: fresh, Config: a.cfg, In: os.Stdin, Out: os.Stdout})
+			runErr := chat.Run(ctx, client, chat.Options{Session: sessionID, New: fresh, Config: a.cfg, In: os.Stdin, Out: os.Stdout,
+				Resume: a.chatCommandLine(workspace)})
 			_ = client.Close()
 			wait()
 			return runErr
@@ -68,6 +70,32 @@ func (a *app) chatCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&fresh, "new", false, "start a new session")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the project folder the agent works in (default: the current directory)")
 	return cmd
+}
+
+// chatCommandLine is the command that runs the chat again as it was run: the data directory, configuration and
+// workspace it was given, as absolute paths (each quoted for a shell when it needs to be).
+func (a *app) chatCommandLine(workspace string) string {
+	line := []string{"alisio-lsp"}
+	for _, flag := range []struct{ name, value string }{{"--data-dir", a.dataDir}, {"--config", a.configPath}} {
+		if flag.value != "" {
+			line = append(line, flag.name, shellWord(a.path(flag.value)))
+		}
+	}
+	line = append(line, "chat")
+	if workspace != "" {
+		line = append(line, "--workspace", shellWord(a.workspaceDir(workspace)))
+	}
+	return strings.Join(line, " ")
+}
+
+// shellWord quotes s for a POSIX shell unless it is made only of characters no shell reads specially.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // dialDaemon connects a client to the shared daemon through a forwarder in this process, as an editor's

@@ -42,7 +42,7 @@ func (term terminal) wait(what string, ok func(screen string) bool) string {
 	term.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		screen := term.tmux("capture-pane", "-p", "-t", "0")
+		screen := term.tmux("capture-pane", "-p", "-J", "-t", "0") // -J: lines the terminal wrapped come whole
 		if ok(screen) {
 			return screen
 		}
@@ -182,7 +182,8 @@ func TestChat_InATerminal(t *testing.T) {
 		term.waitFor("CHAT-EXIT=0")
 	}
 	continues()
-	term.waitFor("The session is kept: `alisio-lsp chat --session 0")
+	// The line to continue names the flags the chat was given.
+	term.waitFor(fmt.Sprintf("The session is kept: `alisio-lsp --data-dir %s --config %s chat --workspace %s --session ", data, cfg, ws))
 
 	// --new left before the first message stores nothing: chat then still continues the session above.
 	term.tmux("respawn-pane", "-k", "-t", "0", strings.Replace(chat, " chat ", " chat --new ", 1))

@@ -58,6 +58,19 @@ func (a *app) chatCommand() *cobra.Command {
 					return fmt.Errorf("%w (`alisio-lsp sessions list` lists them; --new starts one)", err)
 				}
 				sessionID = found.ID
+				if workspace == "" && found.Workspace != "" && found.Workspace != dir {
+					// The session's tools act in its own workspace, as `prompt --session` does, not in the
+					// directory the chat was started from.
+					_ = client.Close()
+					wait()
+					if info, err := os.Stat(found.Workspace); err != nil || !info.IsDir() {
+						return fmt.Errorf("the session works in %s, which is no longer a folder: give --workspace DIR to continue it in another", found.Workspace)
+					}
+					fmt.Fprintf(a.stderr, "alisio-lsp: the session works in %s\n", found.Workspace)
+					if client, wait, err = a.dialDaemon(ctx, found.Workspace); err != nil {
+						return err
+					}
+				}
 			}
 			runErr := chat.Run(ctx, client, chat.Options{Session: sessionID, New: fresh, Config: a.cfg, In: os.Stdin, Out: os.Stdout,
 				Resume: a.chatCommandLine(workspace)})
@@ -68,7 +81,7 @@ func (a *app) chatCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (an ID, or its first characters)")
 	cmd.Flags().BoolVar(&fresh, "new", false, "start a new session")
-	cmd.Flags().StringVar(&workspace, "workspace", "", "the project folder the agent works in (default: the current directory)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the project folder the agent works in (default: the session's with --session, else the current directory)")
 	return cmd
 }
 

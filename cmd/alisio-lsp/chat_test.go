@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -183,7 +184,18 @@ func TestChat_InATerminal(t *testing.T) {
 	}
 	continues()
 	// The line to continue names the flags the chat was given.
-	term.waitFor(fmt.Sprintf("The session is kept: `alisio-lsp --data-dir %s --config %s chat --workspace %s --session ", data, cfg, ws))
+	kept := term.waitFor(fmt.Sprintf("The session is kept: `alisio-lsp --data-dir %s --config %s chat --workspace %s --session ", data, cfg, ws))
+	sessionID := regexp.MustCompile("--session ([0-9a-f-]+)`").FindStringSubmatch(kept)[1]
+
+	// --session from another directory, without --workspace: the chat works in the session's workspace.
+	elsewhere := strings.Replace(chat, " chat --workspace "+ws, " chat --session "+sessionID, 1)
+	term.tmux("respawn-pane", "-k", "-t", "0", "cd "+t.TempDir()+" && "+elsewhere)
+	term.waitFor("Continuing session")
+	term.keys("/sessions", "Enter")
+	term.waitFor("*  1  " + sessionID[:8]) // the current one, listed among its workspace's sessions
+	term.keys("/exit", "Enter")
+	term.waitFor("the session works in " + ws)
+	term.waitFor("CHAT-EXIT=0")
 
 	// --new left before the first message stores nothing: chat then still continues the session above.
 	term.tmux("respawn-pane", "-k", "-t", "0", strings.Replace(chat, " chat ", " chat --new ", 1))

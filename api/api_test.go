@@ -141,7 +141,7 @@ func TestExplain(t *testing.T) {
 		{errors.New("something else"), api.KindFailed, "", ""},
 	} {
 		data, editor := api.Explain(tc.err, api.EditorWords())
-		_, shell := api.Explain(tc.err, api.ShellWords())
+		_, shell := api.Explain(tc.err, api.ShellWords("alisio-lsp"))
 		if data.Kind != tc.kind || !strings.Contains(editor, tc.editor) || !strings.Contains(shell, tc.shell) {
 			t.Errorf("%T: kind %s\n editor: %s\n shell: %s", tc.err, data.Kind, editor, shell)
 		}

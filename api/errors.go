@@ -45,6 +45,8 @@ const (
 	KindInvalidCheckpoint ErrorKind = "invalidCheckpoint"
 	// KindNoCheckpoint: the session has no checkpoint to edit.
 	KindNoCheckpoint ErrorKind = "noCheckpoint"
+	// KindNoSession: no session was named and the workspace has none yet; nothing was tried.
+	KindNoSession ErrorKind = "noSession"
 	// KindFailed: anything else; the sentence says what.
 	KindFailed ErrorKind = "failed"
 )
@@ -70,9 +72,12 @@ type Words struct {
 	Compact, NewSession, ShowTools, Recover, Sessions, Memories, DataDir, MaxOutput string
 	// UndoCompaction names the undo of a compaction, KeepTurns the setting of the turns a compaction keeps.
 	UndoCompaction, KeepTurns string
-	// Provider says where the provider is set.
-	Provider string
+	// Provider says where the provider is set; Prompt how a message is sent.
+	Provider, Prompt string
 }
+
+// ErrNoSession: a request that names no session found none in the workspace (it works on the most recent one).
+var ErrNoSession = errors.New("this workspace has no session yet")
 
 // EditorWords are the daemon's words: the commands of VS Code and of Neovim.
 func EditorWords() Words {
@@ -82,7 +87,8 @@ func EditorWords() Words {
 		MaxOutput: "the alisio.compaction.maxOutputTokens setting", UndoCompaction: "Alisio: Undo Compaction / :AlisioUndoCompact",
 		KeepTurns: "the alisio.compaction.keepTurns setting / settings = { compaction = { keepTurns = … } }",
 		Provider: "run Alisio: Set Up Provider (VS Code; it writes alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model), " +
-			"or in Neovim give setup() settings = { provider = { kind = …, baseURL = …, model = … } }"}
+			"or in Neovim give setup() settings = { provider = { kind = …, baseURL = …, model = … } }",
+		Prompt: "Alisio: Prompt in VS Code, :AlisioPrompt in Neovim"}
 }
 
 // The editors a client can say it is (initialize: capabilities.experimental.alisio.editor), for WordsFor.
@@ -102,30 +108,35 @@ func WordsFor(editor string) Words {
 			Recover: "Alisio: Recover Uncertain Tool Calls", Sessions: "Alisio: Switch Session", Memories: "alisio-lsp memories list",
 			DataDir: "the alisio.dataDir setting", MaxOutput: "the alisio.compaction.maxOutputTokens setting",
 			UndoCompaction: "Alisio: Undo Compaction", KeepTurns: "the alisio.compaction.keepTurns setting",
-			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)"}
+			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)",
+			Prompt:   "Alisio: Prompt, or @alisio in the chat"}
 	case EditorTerminal:
 		return Words{Compact: "/compact", NewSession: "/new", ShowTools: "/mcps; mcpServers.NAME.disabled in the config", Recover: "/recover acknowledge",
 			Sessions: "/sessions", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
 			MaxOutput: "/settings compaction.maxOutputTokens N", UndoCompaction: "/undo", KeepTurns: "/settings compaction.keepTurns N",
-			Provider: "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)"}
+			Provider: "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
+			Prompt:   "type it below"}
 	case EditorNeovim:
 		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
 			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",
 			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()", UndoCompaction: ":AlisioUndoCompact",
 			KeepTurns: "settings = { compaction = { keepTurns = … } } in setup()",
-			Provider:  "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)"}
+			Provider:  "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)",
+			Prompt:    ":AlisioPrompt, or :Alisio for the chat"}
 	}
 	return EditorWords()
 }
 
-// ShellWords are the CLI's words: its commands.
-func ShellWords() Words {
+// ShellWords are the CLI's words: its commands. Those a sentence completes with the session's ID begin with cli
+// ("alisio-lsp", or with the --data-dir and --config it was given), so that they work as printed.
+func ShellWords(cli string) Words {
 	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt --new TEXT",
-		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: "alisio-lsp sessions recover %s --acknowledge",
+		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: cli + " sessions recover %s --acknowledge",
 		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
-		MaxOutput: "compaction.maxOutputTokens in the config", UndoCompaction: "alisio-lsp compact %s --undo",
+		MaxOutput: "compaction.maxOutputTokens in the config", UndoCompaction: cli + " compact %s --undo",
 		KeepTurns: "compaction.keepTurns in the config",
-		Provider:  "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)"}
+		Provider:  "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
+		Prompt:    "alisio-lsp prompt TEXT, or alisio-lsp chat"}
 }
 
 // Explain returns what err carries for a program and the sentence a user reads, naming what they can do in
@@ -181,6 +192,8 @@ func Explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindInvalidCheckpoint}, msg + ". Nothing was saved: correct it and save again."
 	case errors.Is(err, agent.ErrNoCheckpoint):
 		return ErrorData{Kind: KindNoCheckpoint}, msg
+	case errors.Is(err, ErrNoSession):
+		return ErrorData{Kind: KindNoSession}, msg + ": send a message first (" + w.Prompt + ")"
 	case errors.Is(err, compaction.ErrNothingToSummarize), errors.Is(err, compaction.ErrNoGain):
 		return ErrorData{Kind: KindNothingToCompact}, msg
 	}

@@ -52,7 +52,7 @@ func TestPair(t *testing.T) {
 // TestNotices: the sentences beside the meter name the way out in the words of the edge that shows them.
 func TestNotices(t *testing.T) {
 	st := agent.Status{Session: "s1", UncertainCalls: []string{"call_1", "call_2"}, LastCheckpointPartial: true}
-	editor, shell := Notices(st, EditorWords()), Notices(st, ShellWords())
+	editor, shell := Notices(st, EditorWords()), Notices(st, ShellWords("alisio-lsp"))
 	if len(editor) != 2 || editor[0].Kind != NoticeUncertainCalls || editor[1].Kind != NoticePartialCheckpoint {
 		t.Fatalf("notices %+v", editor)
 	}

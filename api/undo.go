@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 // UndoCompactionParams are alisio/undoCompaction's: the session (its most recent one when empty).
@@ -24,7 +25,13 @@ type UndoCompactionResult struct {
 // the next message compacts it again and how to steer that.
 func UndoSentence(u agent.CompactionUndo, session string, w Words) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Undid the last %s: the conversation is again as it was before it (%d messages)", u.Kind, u.Restored)
+	if u.Kind == storage.KindCheckpointEdit {
+		// Saves of the checkpoint in a row are one step (storage.Store.Apply): say so, or a user who saved
+		// twice expects the first save back.
+		fmt.Fprintf(&b, "Undid the last checkpoint edit (saves in a row, with no message between them, are one edit): the checkpoint is again as it was before it (%d messages)", u.Restored)
+	} else {
+		fmt.Fprintf(&b, "Undid the last %s: the conversation is again as it was before it (%d messages)", u.Kind, u.Restored)
+	}
 	if u.Kept > 0 {
 		fmt.Fprintf(&b, ", followed by the %d message(s) added since", u.Kept)
 	}

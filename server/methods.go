@@ -85,8 +85,6 @@ func (s *Server) root() string {
 	return s.workspace
 }
 
-// errNoSession: the workspace has no session yet.
-var errNoSession = errors.New("this workspace has no session yet: send a prompt first (Alisio: Prompt in VS Code, :AlisioPrompt in Neovim)")
 
 // resolveSession returns id, or the workspace's most recent session; a non-empty title creates one (so
 // titled) when there is none.
@@ -107,7 +105,7 @@ func (s *Server) resolveSession(ag *agent.Agent, id string, title string) (strin
 		return list[0].ID, nil
 	}
 	if title == "" {
-		return "", errNoSession
+		return "", api.ErrNoSession
 	}
 	sess, err := ag.NewSession(title, ws)
 	return sess.ID, err
@@ -224,7 +222,7 @@ func (s *Server) newSession(_ context.Context, ag *agent.Agent, p *api.NewSessio
 // receive the transcript itself.
 func (s *Server) contextParts(_ context.Context, ag *agent.Agent, p *api.ContextParams) (*api.ContextResult, error) {
 	id, err := s.resolveSession(ag, p.Session, "")
-	if errors.Is(err, errNoSession) {
+	if errors.Is(err, api.ErrNoSession) {
 		return &api.ContextResult{Parts: []agent.ContextPart{}}, nil
 	}
 	if err != nil {
@@ -307,7 +305,7 @@ func (s *Server) memories(_ context.Context, ag *agent.Agent, p *api.MemoriesPar
 // firstRequest, in a workspace that has none yet, the meter of its first request.
 func (s *Server) statusRequest(_ context.Context, ag *agent.Agent, p *api.StatusParams) (*api.Status, error) {
 	id, err := s.resolveSession(ag, p.Session, "")
-	if p.Session == "" && p.NewSession || errors.Is(err, errNoSession) && p.FirstRequest {
+	if p.Session == "" && p.NewSession || errors.Is(err, api.ErrNoSession) && p.FirstRequest {
 		st, ferr := ag.FirstRequestStatus(s.root())
 		if ferr != nil {
 			return nil, ferr

@@ -663,8 +663,13 @@ func TestStatusAfterInitialized(t *testing.T) {
 func TestFirstRequestStatus(t *testing.T) {
 	e := start(t, nil, nil)
 	e.init(t, nil)
-	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), "no session yet: send a prompt first") {
+	err := e.client.Call(ctx(t), "alisio/status", map[string]any{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no session yet: send a message first (Alisio: Prompt in VS Code, :AlisioPrompt in Neovim)") {
 		t.Fatalf("status with no session: %v", err)
+	}
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Data == nil || !strings.Contains(string(*je.Data), `"kind":"noSession"`) {
+		t.Fatalf("status with no session carries no kind noSession: %v", err)
 	}
 	var st api.Status
 	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{"firstRequest": true}, &st); err != nil {

@@ -202,7 +202,7 @@ func (a *app) fail(err error) {
 	if errors.As(err, &remote) {
 		return
 	}
-	data, sentence := api.Explain(err, api.ShellWords())
+	data, sentence := api.Explain(err, api.ShellWords(a.cli()))
 	// --json also holds for errors found before the flags were read (an unknown command).
 	if (a.jsonOut || slices.Contains(a.args, "--json")) && a.emit("error", map[string]any{"error": sentence, "data": data}) == nil {
 		return

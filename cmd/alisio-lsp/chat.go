@@ -85,20 +85,27 @@ func (a *app) chatCommand() *cobra.Command {
 	return cmd
 }
 
-// chatCommandLine is the command that runs the chat again as it was run: the data directory, configuration and
-// workspace it was given, as absolute paths (each quoted for a shell when it needs to be).
-func (a *app) chatCommandLine(workspace string) string {
+// cli is the command that runs alisio-lsp as this process was run: with the data directory and configuration
+// it was given, as absolute paths (quoted for a shell when they need to be). A command the CLI prints whole,
+// with the session's ID, begins with it, so that it works as printed.
+func (a *app) cli() string {
 	line := []string{"alisio-lsp"}
 	for _, flag := range []struct{ name, value string }{{"--data-dir", a.dataDir}, {"--config", a.configPath}} {
 		if flag.value != "" {
 			line = append(line, flag.name, shellWord(a.path(flag.value)))
 		}
 	}
-	line = append(line, "chat")
-	if workspace != "" {
-		line = append(line, "--workspace", shellWord(a.workspaceDir(workspace)))
-	}
 	return strings.Join(line, " ")
+}
+
+// chatCommandLine is the command that runs the chat again as it was run: a.cli() and the workspace it was
+// given.
+func (a *app) chatCommandLine(workspace string) string {
+	line := a.cli() + " chat"
+	if workspace != "" {
+		line += " --workspace " + shellWord(a.workspaceDir(workspace))
+	}
+	return line
 }
 
 // shellWord quotes s for a POSIX shell unless it is made only of characters no shell reads specially.

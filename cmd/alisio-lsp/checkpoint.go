@@ -52,7 +52,7 @@ func (a *app) checkpointCommand() *cobra.Command {
 				if a.jsonOut {
 					return a.emit("checkpoint_edited", map[string]any{"session": id, "checkpoint": cp})
 				}
-				a.printf("✔ the checkpoint of %s is replaced (%s; undo: alisio-lsp compact %s --undo)\n", id, api.Human(utf8.RuneCountInString(cp.Render()))+" chars", id)
+				a.printf("✔ the checkpoint of %s is replaced (%s; undo: %s compact %s --undo)\n", id, api.Human(utf8.RuneCountInString(cp.Render()))+" chars", a.cli(), id)
 				return nil
 			})
 		},

@@ -373,12 +373,20 @@ func TestCLI_WindowFromTheProvider(t *testing.T) {
 // that resumes the turn.
 func TestCLI_UnreachableProviderIsOneLine(t *testing.T) {
 	data, ws := t.TempDir(), t.TempDir()
-	_, errOut, code := cli(t, data, "", "--config", configFor(t, "http://127.0.0.1:1"), "prompt", "--workspace", ws, "hi")
+	cfg := configFor(t, "http://127.0.0.1:1")
+	_, errOut, code := cli(t, data, "", "--config", cfg, "prompt", "--workspace", ws, "hi there")
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	resume := fmt.Sprintf("to resume the turn: alisio-lsp --data-dir %s --config %s prompt --session %s 'hi there'", data, cfg, strings.TrimPrefix(lines[0], "session "))
 	if code == 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "session ") || strings.Contains(errOut, `{"level"`) ||
-		!strings.HasPrefix(lines[2], "to resume the turn: alisio-lsp prompt --session "+strings.TrimPrefix(lines[0], "session ")+` "hi"`) ||
-		!strings.Contains(errOut, "could not reach the provider at http://127.0.0.1:1/v1/") || !strings.Contains(errOut, "check provider.baseURL") {
+		lines[2] != resume || !strings.Contains(errOut, "could not reach the provider at http://127.0.0.1:1/v1/") || !strings.Contains(errOut, "check provider.baseURL") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	// The command runs as printed (the store and the configuration are named): the same session, the same
+	// provider still unreachable.
+	again := exec.Command("sh", "-c", strings.Replace(strings.TrimPrefix(resume, "to resume the turn: "), "alisio-lsp", binary, 1))
+	out, _ := again.CombinedOutput()
+	if !strings.Contains(string(out), lines[0]) || !strings.Contains(string(out), "could not reach the provider") {
+		t.Fatalf("the printed command, run: %s", out)
 	}
 }
 
@@ -952,7 +960,7 @@ func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
 	if doc := mustCLI(t, data, "checkpoint", id); !strings.Contains(doc, "Edited from the shell.") {
 		t.Fatalf("after --set:\n%.300s", doc)
 	}
-	if out := mustCLI(t, data, "compact", id, "--undo"); !strings.Contains(out, "Undid the last checkpoint edit") || !strings.Contains(out, "Undo again (alisio-lsp compact "+id+" --undo)") {
+	if out := mustCLI(t, data, "compact", id, "--undo"); !strings.Contains(out, "Undid the last checkpoint edit") || !strings.Contains(out, "Undo again (alisio-lsp --data-dir "+data+" compact "+id+" --undo)") {
 		t.Fatalf("undo of the edit: %s", out)
 	}
 	if out := mustCLI(t, data, "compact", id, "--undo"); !strings.Contains(out, "Undid the last compaction") {

@@ -137,7 +137,7 @@ func (a *app) undoCompaction(m *agent.ContextManager, id string) error {
 	if err != nil {
 		return err
 	}
-	out := api.UndoCompactionResult{Session: id, CompactionUndo: res, Message: api.UndoSentence(res, id, api.ShellWords())}
+	out := api.UndoCompactionResult{Session: id, CompactionUndo: res, Message: api.UndoSentence(res, id, api.ShellWords(a.cli()))}
 	if a.jsonOut {
 		var fields map[string]any
 		raw, _ := json.Marshal(out)
@@ -225,7 +225,7 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 		a.printf(" or of limits.maxContextChars (%s chars; at %.0f%%)", thousands(int(thr*float64(cfg.Limits.MaxContextChars))), 100*s.CharsFraction)
 	}
 	a.printf("\n")
-	for _, n := range api.Notices(s, api.ShellWords()) {
+	for _, n := range api.Notices(s, api.ShellWords(a.cli())) {
 		a.printf("notice      %s\n", n.Text)
 	}
 	a.printf("next call   %s\n", api.NextCall(s))

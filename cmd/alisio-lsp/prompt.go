@@ -86,9 +86,9 @@ func (a *app) promptCommand() *cobra.Command {
 				var steps *agent.StepLimitError
 				switch {
 				case errors.Is(err, agent.ErrModelCall):
-					return fmt.Errorf("%w\nto resume the turn: alisio-lsp prompt --session %s %q", err, sessionID, text)
+					return fmt.Errorf("%w\nto resume the turn: %s prompt --session %s %s", err, a.cli(), sessionID, shellWord(text))
 				case errors.As(err, &steps):
-					return fmt.Errorf("%w\nto let it go on: alisio-lsp prompt --session %s \"continue\"", err, sessionID)
+					return fmt.Errorf("%w\nto let it go on: %s prompt --session %s continue", err, a.cli(), sessionID)
 				case err != nil:
 					return err
 				}

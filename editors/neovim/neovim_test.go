@@ -536,5 +536,11 @@ func TestNeovim_EditCheckpointAndUndo(t *testing.T) {
 	if res["modified_after_save"] != false || !strings.Contains(lines(res["view"]), "## Goal\nEdited in Neovim") {
 		t.Errorf("after the save (modified %v), :AlisioCheckpoint shows:\n%s", res["modified_after_save"], lines(res["view"]))
 	}
+	if res["windows_on_edit_buffer"] != float64(1) || res["modified_after_reread"] != false {
+		t.Errorf(":AlisioEditCheckpoint again: %v windows on the buffer; after :e! modified %v", res["windows_on_edit_buffer"], res["modified_after_reread"])
+	}
+	if undo := fmt.Sprint(res["undo_of_edits"]); !strings.Contains(undo, "saves in a row, with no message between them, are one edit") {
+		t.Errorf("the undo of two saves does not say they were one edit: %s", undo)
+	}
 	t.Logf("notes: %v", r.Notes)
 }

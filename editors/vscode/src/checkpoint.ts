@@ -82,7 +82,7 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
     }
     this.mtimes.set(uri.toString(), Date.now());
     this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
-    void vscode.window.showInformationMessage('Alisio: checkpoint saved; the next request sends it. Alisio: Undo Compaction puts the one before back.');
+    void vscode.window.showInformationMessage('Alisio: checkpoint saved; the next request sends it. Alisio: Undo Compaction puts back the checkpoint as it was before your saves since the last message.');
     await refreshStatus(this.ctx);
     await refreshChat(this.ctx);
   }

@@ -56,7 +56,8 @@ local function save(buf, session)
     if vim.api.nvim_buf_is_valid(buf) then
       vim.bo[buf].modified = false
     end
-    util.notify('checkpoint saved; the next request sends it (:AlisioUndoCompact puts the one before back)')
+    util.notify('checkpoint saved; the next request sends it (:AlisioUndoCompact puts back the checkpoint as it was before your saves since the last message)')
+    require('alisio.views').checkpoint(true)
     require('alisio.commands').refresh_chat()
   end)
 end
@@ -72,7 +73,24 @@ local function fill(buf, res)
   vim.bo[buf].modified = false
 end
 
---- edit opens the current checkpoint for editing (:AlisioEditCheckpoint).
+--- load puts session's checkpoint now in force into its edit buffer buf (a line saying there is none, when
+--- there is none), unmodified: the buffer's read (:e!) and what follows a change made elsewhere.
+local function load(buf, session)
+  client.request('alisio/checkpoint', { session = session }, function(err, res)
+    if err or not vim.api.nvim_buf_is_valid(buf) then
+      return
+    end
+    if type(res.editable) == 'table' then
+      fill(buf, res)
+    else
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { '// this session has no checkpoint any more (the compaction was undone): :AlisioCompact writes one' })
+      vim.bo[buf].modified = false
+    end
+  end)
+end
+
+--- edit opens the current checkpoint for editing (:AlisioEditCheckpoint), in the window that shows it already
+--- when one does.
 function M.edit()
   client.request('alisio/checkpoint', { session = state.session }, function(err, res)
     if err then
@@ -80,7 +98,7 @@ function M.edit()
       return
     end
     if type(res.editable) ~= 'table' then
-      util.notify('this session has no checkpoint: it has not been compacted, or its compactions were undone')
+      util.notify('this session has no checkpoint: it has not been compacted, or its compactions were undone (:AlisioCompact writes one)')
       return
     end
     local name = buffer_name(res.session)
@@ -90,35 +108,32 @@ function M.edit()
       vim.api.nvim_buf_set_name(buf, name)
       vim.bo[buf].buftype = 'acwrite'
       vim.api.nvim_create_autocmd('BufWriteCmd', { buffer = buf, callback = function() save(buf, res.session) end })
+      vim.api.nvim_create_autocmd('BufReadCmd', { buffer = buf, callback = function() load(buf, res.session) end })
     end
-    fill(buf, res)
-    vim.cmd('vsplit')
-    vim.api.nvim_win_set_buf(0, buf)
-    vim.wo.foldenable = false -- a window split from the chat would fold it all
+    if vim.bo[buf].modified then
+      util.notify('your unsaved edit of the checkpoint is kept: :w saves it, :e! shows the one in force', util.levels.WARN)
+    else
+      fill(buf, res)
+    end
+    if require('alisio.views').show(buf) then
+      vim.wo.wrap = false
+    end
   end)
 end
 
---- refresh shows the checkpoint now in force in session's edit buffer, when it is open and holds no unsaved
---- change (an undo changed the checkpoint); with one, it says so.
-local function refresh(session)
-  local buf = vim.fn.bufnr(buffer_name(session))
+--- changed brings the views of session's checkpoint up to date after it changed (why: 'a compaction', 'an
+--- undo'): the checkpoint view, and the edit buffer unless it holds an unsaved change, which is kept and said.
+function M.changed(session, why)
+  require('alisio.views').checkpoint(true)
+  local buf = vim.fn.bufnr(buffer_name(session or ''))
   if buf == -1 then
     return
   end
   if vim.bo[buf].modified then
-    util.notify('the checkpoint changed (undo); your unsaved edit of it is kept: :e! shows the one in force', util.levels.WARN)
+    util.notify(string.format('the checkpoint changed (%s); your unsaved edit of it is kept: :w saves it, :e! shows the one in force', why), util.levels.WARN)
     return
   end
-  client.request('alisio/checkpoint', { session = session }, function(err, res)
-    if not err and vim.api.nvim_buf_is_valid(buf) then
-      if type(res.editable) == 'table' then
-        fill(buf, res)
-      else
-        vim.api.nvim_buf_set_lines(buf, 0, -1, false, { '// this session has no checkpoint any more (the compaction was undone)' })
-        vim.bo[buf].modified = false
-      end
-    end
-  end)
+  load(buf, session)
 end
 
 --- undo undoes the session's last compaction, reduction or checkpoint edit (:AlisioUndoCompact) and says what
@@ -130,7 +145,7 @@ function M.undo()
       return
     end
     util.notify(res.message, (res.willCompact or res.overHardLimit) and util.levels.WARN or nil)
-    refresh(res.session)
+    M.changed(res.session, 'an undo')
     require('alisio.commands').refresh_chat()
   end)
 end

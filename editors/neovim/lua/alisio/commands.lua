@@ -17,8 +17,12 @@ function M.compact(focus)
     state.compacting = false
     statusline.busy()
     if err then
-      -- A skipped compaction (kind nothingToCompact) was already said by its event.
-      if not (type(err) == 'table' and type(err.data) == 'table' and err.data.kind == 'nothingToCompact') then
+      -- A skipped compaction (kind nothingToCompact) was already said by its event; with no session yet
+      -- (noSession) nothing was tried, and the message says what to do.
+      local kind = type(err) == 'table' and type(err.data) == 'table' and err.data.kind or nil
+      if kind == 'noSession' then
+        util.notify(util.err_message(err), levels.WARN)
+      elseif kind ~= 'nothingToCompact' then
         util.notify('compaction failed: ' .. util.err_message(err), levels.ERROR)
       end
       return

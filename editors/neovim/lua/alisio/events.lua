@@ -32,6 +32,7 @@ local function on_event(ev)
     statusline.busy()
     util.notify(ev.summary, ev.partial and levels.WARN or nil)
     statusline.redraw()
+    require('alisio.checkpoint').changed(ev.session, 'a compaction')
   elseif t == 'compaction_failed' then
     state.compacting = false
     util.notify(ev.summary, levels.ERROR)

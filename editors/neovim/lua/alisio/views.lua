@@ -8,22 +8,13 @@ local util = require('alisio.util')
 
 local M = {}
 
--- scratch shows lines in the view buffer name (created once), in a window of its own.
-local function scratch(name, lines, ft)
-  local buf = vim.fn.bufnr(name)
-  if buf == -1 then
-    buf = vim.api.nvim_create_buf(true, true)
-    vim.api.nvim_buf_set_name(buf, name)
-  end
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = ft or 'markdown'
-  vim.bo[buf].bufhidden = 'hide'
+--- show makes buf the current window's buffer: the window that already shows it, else a window of its own;
+--- it returns true when it opened one.
+function M.show(buf)
   local shown = vim.fn.bufwinid(buf)
   if shown ~= -1 then
     vim.api.nvim_set_current_win(shown)
-    return buf
+    return false
   end
   -- A view gets a window of its own, as :help does: never the chat's (its folds would hide lines) nor the
   -- input's (four lines, and no place left to type), nor the file the user was editing. It splits the window
@@ -46,6 +37,29 @@ local function scratch(name, lines, ft)
   vim.cmd(in_chat() and 'topleft vsplit' or 'split')
   vim.cmd('buffer ' .. buf)
   vim.wo.foldenable = false
+  return true
+end
+
+--- set_view puts lines in the read-only view buffer buf.
+local function set_view(buf, lines)
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+end
+
+-- scratch shows lines in the view buffer name (created once), in a window of its own.
+local function scratch(name, lines, ft)
+  local buf = vim.fn.bufnr(name)
+  if buf == -1 then
+    buf = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(buf, name)
+  end
+  set_view(buf, lines)
+  vim.bo[buf].filetype = ft or 'markdown'
+  vim.bo[buf].bufhidden = 'hide'
+  if not M.show(buf) then
+    return buf
+  end
   vim.wo.wrap, vim.wo.linebreak = true, true
   vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '', { noremap = true, silent = true, desc = 'Alisio: close this view', callback = function()
     if #vim.api.nvim_tabpage_list_wins(0) > 1 then
@@ -57,26 +71,53 @@ local function scratch(name, lines, ft)
   return buf
 end
 
---- checkpoint shows the current checkpoint (:AlisioCheckpoint).
-function M.checkpoint()
+local checkpoint_view = 'alisio://checkpoint'
+
+--- checkpoint_lines are the lines of the checkpoint view for alisio/checkpoint's answer res.
+local function checkpoint_lines(res)
+  local written = res.createdAt or '?'
+  local y, mo, d, h, mi = tostring(written):match('^(%d+)-(%d+)-(%d+)T(%d+):(%d+)')
+  if y then -- the time in the user's zone, as the rest of Neovim shows times
+    local utc = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi) })
+    local offset = os.time() - os.time(os.date('!*t'))
+    written = os.date('%Y-%m-%d %H:%M', utc + offset)
+  end
+  local lines = { '# Checkpoint' .. (res.partial and ' (partial: raise compaction.maxOutputTokens)' or ''),
+    string.format('Written %s, replacing %d messages.', written, res.replacedMessages or 0), '' }
+  vim.list_extend(lines, vim.split(res.text or '', '\n', { plain = true }))
+  if res.relevantFilesChangedSince and #res.relevantFilesChangedSince > 0 then
+    vim.list_extend(lines, { '', '## Changed since', unpack(res.relevantFilesChangedSince) })
+  end
+  return lines
+end
+
+--- checkpoint shows the current checkpoint (:AlisioCheckpoint). With refresh, it only brings an open view up
+--- to date (after a compaction, an edit or an undo), without moving the cursor.
+function M.checkpoint(refresh)
+  local open = vim.fn.bufnr(checkpoint_view)
+  if refresh and open == -1 then
+    return
+  end
   client.request('alisio/checkpoint', { session = state.session }, function(err, res)
+    if refresh then
+      if not err and vim.api.nvim_buf_is_valid(open) then
+        local none = not res.checkpoint or res.checkpoint == vim.NIL
+        set_view(open, none and { '# Checkpoint', 'This session has no checkpoint any more: its compaction was undone.' } or checkpoint_lines(res))
+      end
+      return
+    end
     if err then
       util.notify(util.err_message(err), util.levels.ERROR)
       return
     end
     if not res.checkpoint or res.checkpoint == vim.NIL then
-      util.notify('this session has no checkpoint yet')
+      util.notify('this session has no checkpoint yet: :AlisioCompact writes one')
       return
     end
-    local lines = { '# Checkpoint' .. (res.partial and ' (partial: raise compaction.maxOutputTokens)' or ''),
-      string.format('Written %s, replacing %d messages.', res.createdAt or '?', res.replacedMessages or 0), '' }
-    vim.list_extend(lines, vim.split(res.text or '', '\n', { plain = true }))
-    if res.relevantFilesChangedSince and #res.relevantFilesChangedSince > 0 then
-      vim.list_extend(lines, { '', '## Changed since', unpack(res.relevantFilesChangedSince) })
-    end
-    scratch('alisio://checkpoint', lines)
+    scratch(checkpoint_view, checkpoint_lines(res))
   end)
 end
+
 
 --- context shows what fills the context (:AlisioContext).
 function M.context()

@@ -85,7 +85,6 @@ func (s *Server) root() string {
 	return s.workspace
 }
 
-
 // resolveSession returns id, or the workspace's most recent session; a non-empty title creates one (so
 // titled) when there is none.
 func (s *Server) resolveSession(ag *agent.Agent, id string, title string) (string, error) {

@@ -150,40 +150,49 @@ func (a *Agent) UndoCompaction(id string) (CompactionUndo, error) {
 // ErrNoCheckpoint: the session has no checkpoint to edit.
 var ErrNoCheckpoint = errors.New("the session has no checkpoint: it has not been compacted, or its compactions were undone")
 
+// CheckpointEdit is what saving an edited checkpoint did.
+type CheckpointEdit struct {
+	// Checkpoint is the checkpoint in force after the edit.
+	Checkpoint compaction.Checkpoint
+	// Unchanged: the document renders the checkpoint already in force, so nothing was stored (no version, no
+	// step to undo).
+	Unchanged bool
+}
+
 // EditCheckpoint replaces session id's checkpoint with the edited document doc (compaction.Editable's shape),
 // after the checks a model's checkpoint gets (compaction.EditCheckpoint). The checkpoint before stays in the
 // history, and the edit can be undone like a compaction.
-func (m *ContextManager) EditCheckpoint(id string, doc []byte) (compaction.Checkpoint, error) {
+func (m *ContextManager) EditCheckpoint(id string, doc []byte) (CheckpointEdit, error) {
 	v, err := m.Store.Transcript(id)
 	if err != nil {
-		return compaction.Checkpoint{}, err
+		return CheckpointEdit{}, err
 	}
 	pos := -1
 	for pos+1 < len(v.Messages) && v.Messages[pos+1].Summary {
 		pos++
 	}
 	if pos < 0 {
-		return compaction.Checkpoint{}, ErrNoCheckpoint
+		return CheckpointEdit{}, ErrNoCheckpoint
 	}
 	current, _ := compaction.ParseStructured(v.Messages[pos].Structured)
 	limit, _ := m.budget().HardLimit(m.ToolsChars())
 	cp, msg, err := compaction.EditCheckpoint(doc, current, compaction.CheckpointLimit(limit))
 	if err != nil {
-		return compaction.Checkpoint{}, err
+		return CheckpointEdit{}, err
 	}
 	if msg.Text == v.Messages[pos].Text {
-		return cp, nil // saved unchanged: no new version, no step to undo
+		return CheckpointEdit{Checkpoint: cp, Unchanged: true}, nil
 	}
 	rw := transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), Replace: map[int]transcript.Message{pos: msg}}
 	if _, err := m.Store.Apply(id, rw); err != nil {
-		return compaction.Checkpoint{}, fmt.Errorf("saving the edited checkpoint: %w", err)
+		return CheckpointEdit{}, fmt.Errorf("saving the edited checkpoint: %w", err)
 	}
-	return cp, nil
+	return CheckpointEdit{Checkpoint: cp}, nil
 }
 
 // EditCheckpoint is ContextManager.EditCheckpoint after any turn of the session in progress; it discards the
 // background summary, written for the checkpoint before.
-func (a *Agent) EditCheckpoint(id string, doc []byte) (compaction.Checkpoint, error) {
+func (a *Agent) EditCheckpoint(id string, doc []byte) (CheckpointEdit, error) {
 	st := a.state(id)
 	defer a.shared.lockTurn(a.Store, id)()
 	defer st.forgetMeter()

@@ -163,7 +163,7 @@ func TestSummary(t *testing.T) {
 	}{
 		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 412_000, AfterChars: 31_000, SpanMessages: 118, SpanChars: 390_000,
 			CheckpointChars: 9_100, Plugins: []compaction.PluginReport{{Plugin: "memory", Summary: "saved 2 new memories"}}},
-			"compacted 118 messages, 390k → 9k chars; the request is now 31k chars (was 412k); memory: saved 2 new memories"},
+			"compacted 118 messages, 390k → 9.1k chars; the request is now 31k chars (was 412k); memory: saved 2 new memories"},
 		{compaction.Event{Type: compaction.EventStarted, Reason: compaction.ReasonAuto, Rule: compaction.RuleWindow, SpanMessages: 40},
 			"compacting 40 messages (automatic: the request passed the window's compaction point)…"},
 		{compaction.Event{Type: compaction.EventReduced, Messages: 3}, "3 large message(s) trimmed to fit the budget"},

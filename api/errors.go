@@ -191,7 +191,7 @@ func Explain(err error, w Words) (ErrorData, string) {
 	case errors.Is(err, compaction.ErrInvalidCheckpoint):
 		return ErrorData{Kind: KindInvalidCheckpoint}, msg + ". Nothing was saved: correct it and save again."
 	case errors.Is(err, agent.ErrNoCheckpoint):
-		return ErrorData{Kind: KindNoCheckpoint}, msg
+		return ErrorData{Kind: KindNoCheckpoint}, msg + " (a compaction writes one: " + w.Compact + ")"
 	case errors.Is(err, ErrNoSession):
 		return ErrorData{Kind: KindNoSession}, msg + ": send a message first (" + w.Prompt + ")"
 	case errors.Is(err, compaction.ErrNothingToSummarize), errors.Is(err, compaction.ErrNoGain):

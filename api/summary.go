@@ -41,7 +41,7 @@ func Summary(e compaction.Event) string {
 		}
 		return "compaction failed: " + firstOf(e.Message, e.Error)
 	case compaction.EventSkipped:
-		return "compaction skipped: " + e.Message
+		return "compaction skipped: " + strings.TrimPrefix(e.Message, "compaction ")
 	case compaction.EventReduced:
 		return fmt.Sprintf("%d large message(s) trimmed to fit the budget", e.Messages)
 	case compaction.EventHookFailed:
@@ -121,8 +121,10 @@ func Human(n int) string {
 	switch {
 	case n >= 1_000_000:
 		return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
-	case n >= 1000:
+	case n >= 10_000: // 12k, 220k: whole thousands
 		return fmt.Sprintf("%dk", int(math.Round(float64(n)/1000)))
+	case n >= 1000: // 2.7k, 3k: a figure that moved by a few hundred shows it
+		return strings.Replace(fmt.Sprintf("%.1fk", float64(n)/1000), ".0k", "k", 1)
 	}
 	return fmt.Sprint(n)
 }

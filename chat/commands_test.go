@@ -102,7 +102,7 @@ func TestRender(t *testing.T) {
 	sty := newStyles()
 	code := 2
 	line := toolCall{name: "run_command", args: `{"command":"go   test ./..."}`, done: true, failed: true, chars: 1234, exitCode: &code}.line("*", sty)
-	for _, want := range []string{"✗", "run_command go test ./...", "exit 2", "1k chars"} {
+	for _, want := range []string{"✗", "run_command go test ./...", "exit 2", "1.2k chars"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("the tool line %q lacks %q", line, want)
 		}

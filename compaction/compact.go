@@ -221,7 +221,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	after := rw.Apply(in.View)
 	afterChars := in.InstructionsChars + transcript.TotalChars(after)
 	if afterChars >= before {
-		err := fmt.Errorf("%w: the checkpoint (%d chars) is not smaller than the %d messages it would replace; the kept recent turns hold the bulk",
+		err := fmt.Errorf("%w: the checkpoint (%d chars) is not smaller than the %d messages it would replace; the recent turns it keeps verbatim hold most of it, and a compaction after a few more turns will shrink it (nothing is lost meanwhile)",
 			ErrNoGain, utf8.RuneCountInString(text), span.End)
 		emit.emit(Event{Type: EventSkipped, Reason: opts.Reason, BeforeChars: before, AfterChars: afterChars, Message: err.Error(),
 			DurationMs: time.Since(start).Milliseconds()})

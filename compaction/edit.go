@@ -49,6 +49,7 @@ func Editable(cp Checkpoint) json.RawMessage {
 // for), and the message that holds it. maxChars bounds the rendered checkpoint (0: no bound).
 func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, transcript.Message, error) {
 	var fields map[string]json.RawMessage
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")) // the byte-order mark some editors write first
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: the document is empty", ErrInvalidCheckpoint)
 	}
@@ -56,6 +57,9 @@ func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, t
 		return Checkpoint{}, transcript.Message{}, fmt.Errorf("%w: %s", ErrInvalidCheckpoint, jsonProblem(doc, err))
 	}
 	var problems []string
+	if twice := repeatedFields(doc); len(twice) > 0 {
+		problems = append(problems, fmt.Sprintf("field(s) %s appear more than once: keep one of each", strings.Join(twice, ", ")))
+	}
 	var unknown []string
 	for name := range fields {
 		if !contains(Fields, name) {
@@ -75,7 +79,11 @@ func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, t
 			problems = append(problems, "goal is empty: say in a sentence what the session is trying to achieve")
 		default:
 			if err := validateField(f, raw); err != nil {
-				problems = append(problems, schemaProblem(f, err))
+				problem := schemaProblem(f, err)
+				if f == "relevantFiles" {
+					problem += ` (each file is {"path": "…", "reason": "…"})`
+				}
+				problems = append(problems, problem)
 			}
 		}
 	}
@@ -101,12 +109,53 @@ func EditCheckpoint(doc []byte, current Checkpoint, maxChars int) (Checkpoint, t
 func jsonProblem(doc []byte, err error) string {
 	var syntax *json.SyntaxError
 	if !errors.As(err, &syntax) {
-		return "it is not a JSON object of the checkpoint's fields (" + strings.TrimPrefix(err.Error(), "json: ") + ")"
+		return "it is not a JSON object of the checkpoint's fields: it is " + jsonKind(doc) + `; the document is {"goal": …, "instructions": […], …}`
 	}
 	before := doc[:min(int(syntax.Offset), len(doc))]
 	line := bytes.Count(before, []byte("\n")) + 1
-	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+	col := max(1, utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]))
 	return fmt.Sprintf("JSON syntax error at line %d, column %d: %s", line, col, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonKind names the kind of JSON value doc holds, by its first character.
+func jsonKind(doc []byte) string {
+	switch t := bytes.TrimSpace(doc); {
+	case len(t) == 0:
+		return "empty"
+	case t[0] == '[':
+		return "an array"
+	case t[0] == '"':
+		return "a string"
+	case t[0] == 't' || t[0] == 'f':
+		return "a boolean"
+	case t[0] == 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// repeatedFields are the names given more than once in the JSON object doc (a decoder keeps the last, and
+// the user would not know which one was stored).
+func repeatedFields(doc []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]int{}
+	var twice []string
+	for dec.More() {
+		tok, err := dec.Token()
+		name, ok := tok.(string)
+		var value json.RawMessage
+		if err != nil || !ok || dec.Decode(&value) != nil {
+			return twice
+		}
+		if seen[name]++; seen[name] == 2 {
+			twice = append(twice, name)
+		}
+	}
+	return twice
 }
 
 // CheckpointLimit is the most chars a checkpoint may take under a hard limit of hardLimit chars (a quarter;

@@ -19,6 +19,9 @@ func TestEditCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if bom, _, err := compaction.EditCheckpoint(append([]byte("\xef\xbb\xbf"), edited...), current, 10_000); err != nil || bom.Goal != cp.Goal {
+		t.Errorf("a document that begins with a byte-order mark: %v", err)
+	}
 	if cp.Goal != "new <goal> & more" || len(cp.UserWords) != 1 || cp.Replaced != 12 || cp.Fidelity == nil || !msg.Summary ||
 		!strings.Contains(msg.Text, "## Goal\nnew <goal> & more") || !strings.Contains(msg.Text, "> never push") ||
 		!strings.HasSuffix(msg.Text, "\n\n## From the memory plugin\n- the lexer is hand-written") {
@@ -28,7 +31,10 @@ func TestEditCheckpoint(t *testing.T) {
 		{`{"goal": 1}`, "goal: got number, want string; instructions is missing"},
 		{strings.Replace(string(doc), `"goal"`, `"gaol"`, 1), "unknown field(s) gaol"},
 		{"{\n  \"goal\": \"x\",\n  oops\n}", "JSON syntax error at line 3, column 3:"},
-		{`[]`, "not a JSON object"},
+		{`[]`, "not a JSON object of the checkpoint's fields: it is an array"},
+		{"{\n  \"goal\": \"x\",\n", "JSON syntax error at line 3, column 1:"},
+		{strings.Replace(string(doc), `"discoveries": []`, `"discoveries": "x", "discoveries": []`, 1), "field(s) discoveries appear more than once"},
+		{strings.Replace(string(doc), `"relevantFiles": []`, `"relevantFiles": ["a.go"]`, 1), `relevantFiles/0: got string, want object (each file is {"path": "…", "reason": "…"})`},
 		{"  ", "the document is empty"},
 		{strings.Replace(string(doc), `"goal": "old"`, `"goal": " "`, 1), "goal is empty"},
 		{strings.Replace(string(doc), `"relevantFiles": []`, `"relevantFiles": [{"path": "a.go"}]`, 1), "relevantFiles/0: missing property 'reason'"},

@@ -24,7 +24,8 @@ func (a *app) checkpointCommand() *cobra.Command {
 		Use:   "checkpoint SESSION [--set FILE]",
 		Short: "print a session's checkpoint as an editable JSON document, or replace it with an edited one (--set FILE, - for stdin)",
 		Long: "checkpoint prints the session's current checkpoint as the JSON document its edits take (goal, instructions,\n" +
-			"discoveries, accomplished, currentState, nextSteps, relevantFiles). Edit it, then give it back with --set:\n" +
+			"discoveries, accomplished, currentState, nextSteps: strings or lists of strings; relevantFiles: a list of\n" +
+			"{\"path\": …, \"reason\": …}). Edit it, then give it back with --set:\n" +
 			"it is checked against the checkpoint schema like a model's, the old checkpoint stays in the history, and\n" +
 			"`alisio-lsp compact SESSION --undo` undoes the edit.\n\n" +
 			"  alisio-lsp checkpoint SESSION > checkpoint.json\n  $EDITOR checkpoint.json\n  alisio-lsp checkpoint SESSION --set checkpoint.json",
@@ -45,14 +46,17 @@ func (a *app) checkpointCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				cp, err := m.EditCheckpoint(id, doc)
-				if err != nil {
+				edit, err := m.EditCheckpoint(id, doc)
+				switch {
+				case err != nil:
 					return err
+				case a.jsonOut:
+					return a.emit("checkpoint_edited", map[string]any{"session": id, "checkpoint": edit.Checkpoint, "unchanged": edit.Unchanged})
+				case edit.Unchanged:
+					a.printf("the checkpoint of %s is unchanged: the document is the checkpoint in force, so nothing was saved\n", id)
+				default:
+					a.printf("✔ the checkpoint of %s is replaced (%s; undo: %s compact %s --undo)\n", id, api.Human(utf8.RuneCountInString(edit.Checkpoint.Render()))+" chars", a.cli(), id)
 				}
-				if a.jsonOut {
-					return a.emit("checkpoint_edited", map[string]any{"session": id, "checkpoint": cp})
-				}
-				a.printf("✔ the checkpoint of %s is replaced (%s; undo: %s compact %s --undo)\n", id, api.Human(utf8.RuneCountInString(cp.Render()))+" chars", a.cli(), id)
 				return nil
 			})
 		},

@@ -940,7 +940,8 @@ func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
 	gen := mustCLI(t, data, "sessions", "generate", "--messages", "300")
 	id := strings.TrimSpace(func() string { o, _, _ := cli(t, data, gen, "sessions", "import", "-"); return o }())
 	before := mustCLI(t, data, "sessions", "export", id)
-	if _, errOut, code := cli(t, data, "", "checkpoint", id); code == 0 || !strings.Contains(errOut, "the session has no checkpoint: it has not been compacted") {
+	if _, errOut, code := cli(t, data, "", "checkpoint", id); code == 0 || !strings.Contains(errOut, "the session has no checkpoint: it has not been compacted") ||
+		!strings.Contains(errOut, "(a compaction writes one: alisio-lsp compact SESSION)") {
 		t.Fatalf("checkpoint of a session never compacted: %d %s", code, errOut)
 	}
 	mustCLI(t, data, "compact", id)
@@ -959,6 +960,9 @@ func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
 	}
 	if doc := mustCLI(t, data, "checkpoint", id); !strings.Contains(doc, "Edited from the shell.") {
 		t.Fatalf("after --set:\n%.300s", doc)
+	}
+	if out := mustCLI(t, data, "checkpoint", id, "--set", file); !strings.Contains(out, "is unchanged: the document is the checkpoint in force, so nothing was saved") {
+		t.Fatalf("--set of the same document again: %s", out)
 	}
 	if out := mustCLI(t, data, "compact", id, "--undo"); !strings.Contains(out, "Undid the last checkpoint edit") || !strings.Contains(out, "Undo again (alisio-lsp --data-dir "+data+" compact "+id+" --undo)") {
 		t.Fatalf("undo of the edit: %s", out)

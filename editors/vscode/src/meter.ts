@@ -28,8 +28,11 @@ export function human(n: number | undefined): string {
   if (n >= 1_000_000) {
     return (n / 1_000_000).toFixed(1) + 'M';
   }
+  if (n >= 10_000) {
+    return Math.round(n / 1000) + 'k'; // 12k, 220k
+  }
   if (n >= 1000) {
-    return Math.round(n / 1000) + 'k';
+    return (n / 1000).toFixed(1).replace(/\.0$/, '') + 'k'; // 2.7k, 3k: as the daemon's sentences write them
   }
   return String(n);
 }

@@ -133,7 +133,7 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.match(shown.info.at(-1), /checkpoint saved/);
     assert.match(new TextDecoder().decode(await files.readFile(uri)), /"goal": "Edited in VS Code"/);
     await vscode.commands.executeCommand('alisio.undoCompaction');
-    assert.match(shown.info.at(-1), /^Alisio: Undid the last checkpoint edit: .* Undo again \(Alisio: Undo Compaction\) to undo the one before\.$/);
+    assert.match(shown.info.at(-1), /^Alisio: Undid the last checkpoint edit \(saves in a row, with no message between them, are one edit\): .* Undo again \(Alisio: Undo Compaction\) to undo the one before\.$/);
     // Alisio: Show Tools lists the MCP server with its problem; picking it disables it in the settings.
     let offered;
     answers.quickPick = (items) => { offered = items; return items.find((i) => i.toggle && i.toggle.name === 'docs'); };

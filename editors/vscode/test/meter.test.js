@@ -87,7 +87,7 @@ test('Show Tools: each source with its count, size and problem; MCP servers and 
     { source: 'docs', count: 2, chars: 900, tools: ['docs__lookup', 'docs__search'] },
     { source: 'broken', count: 0, chars: 0, problem: 'MCP server broken: command "x" not found' }], catalogChars: 2791, confinement: 'run_command writes only in /ws' };
   const items = meter.toolsItems(d, { docs: {}, broken: {}, off: { disabled: true } }, [{ name: 'open-questions' }]);
-  assert.deepStrictEqual(items.map((i) => i.label), ['$(tools) built-in', '$(server) docs', '$(server) broken', '$(circle-slash) off', '$(plug) open-questions', '$(info) tool catalog: 3k chars in every request']);
+  assert.deepStrictEqual(items.map((i) => i.label), ['$(tools) built-in', '$(server) docs', '$(server) broken', '$(circle-slash) off', '$(plug) open-questions', '$(info) tool catalog: 2.8k chars in every request']);
   assert.strictEqual(items[1].description, 'MCP server · 2 tools · 900 chars · pick to disable');
   assert.match(items[2].detail, /command "x" not found/);
   assert.deepStrictEqual(items[3].toggle, { kind: 'mcpServers', name: 'off', disabled: true });

@@ -31,7 +31,7 @@ test('a tool call is one line (tool, what it ran, result size; failures in red) 
     { role: 'tool', toolCallId: 'c2', text: 'package main' },
     { role: 'assistant', text: 'Done.' },
   ], []);
-  assert.match(html, /<summary><span class="tool-name">run_command<\/span> <code>make test<\/code> · <span class="error">✗ failed · 2k chars<\/span><\/summary>/);
+  assert.match(html, /<summary><span class="tool-name">run_command<\/span> <code>make test<\/code> · <span class="error">✗ failed · 1.5k chars<\/span><\/summary>/);
   assert.match(html, /<summary><span class="tool-name">read_file<\/span> <code>main.go<\/code> · 12 chars<\/summary>/);
   assert.match(html, /<div class="label">command<\/div><div class="code">.*<code class="language-bash">make   <span class="hljs-built_in">test<\/span>\n<\/code>/s);
   assert.strictEqual((html.match(/class="msg user"/g) || []).length, 1);

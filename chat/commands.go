@@ -46,7 +46,12 @@ func ParseCommand(line string) (Command, error) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	for _, c := range commandHelp {
 		if c.name == name {
-			return Command{Name: name, Arg: strings.TrimSpace(arg)}, nil
+			arg = strings.TrimSpace(arg)
+			if arg != "" && !strings.Contains(c.usage, " ") {
+				// A command that takes nothing would run without the words the user added, which they meant.
+				return Command{}, fmt.Errorf("%s takes nothing after it (%q was given; /help lists the commands)", c.usage, arg)
+			}
+			return Command{Name: name, Arg: arg}, nil
 		}
 	}
 	if name == "quit" {

@@ -29,6 +29,7 @@ func TestParseCommand(t *testing.T) {
 		{"/comp", "", "", "did you mean /compact?"},
 		{"/zzzzzzzz", "", "", "unknown command /zzzzzzzz (/help"},
 		{"   ", "", "", "nothing to send"},
+		{"/undo extra", "", "", `/undo takes nothing after it ("extra" was given`},
 	} {
 		got, err := ParseCommand(c.line)
 		switch {

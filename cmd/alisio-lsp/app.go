@@ -119,9 +119,9 @@ func subcommandNames(cmd *cobra.Command) string {
 	return strings.Join(names, ", ")
 }
 
-// exitCode is the exit status of a command the shared daemon ran; its output is already printed.
-// exitCode is a command's exit status when it is not 0 or 1 — a remote command's, or the daemon's, which
-// leaves with the code LSP gives it (0 included); main exits with it after every deferred cleanup ran.
+// exitCode is a command's exit status when its output already said what went wrong: a command the shared
+// daemon ran, a skipped compaction (its event line), or the daemon itself, which leaves with the code LSP gives
+// it (0 included). main exits with it after every deferred cleanup ran.
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

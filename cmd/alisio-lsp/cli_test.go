@@ -148,8 +148,13 @@ func TestCLI_ImportJSONAndStdin(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.V != 1 || v.Messages != 2 || v.Session == "" {
 		t.Fatalf("import --json: %q", out)
 	}
+	// Two messages are too few to compact: said once (the event's line), exit 1.
+	out, errOut, code := cli(t, data, "", "compact", v.Session)
+	if code != 1 || strings.Count(out+errOut, "not enough history") != 1 || !strings.Contains(out, "compaction skipped: not enough history") {
+		t.Fatalf("compact of two messages: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	// A transcript without messages makes an empty session, and says so.
-	out, errOut, code := cli(t, data, `[{"role":"system","content":"be brief"}]`, "sessions", "import", "-")
+	out, errOut, code = cli(t, data, `[{"role":"system","content":"be brief"}]`, "sessions", "import", "-")
 	if code != 0 || strings.TrimSpace(out) == "" || !strings.Contains(errOut, "standard input holds no messages (besides instructions): the session starts empty") {
 		t.Fatalf("an import without messages: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

@@ -118,8 +118,11 @@ func (a *app) compactCommand() *cobra.Command {
 					return a.undoCompaction(m, id)
 				}
 				_, err = m.Compact(ctx, id, focus, a.events(id))
-				if err != nil && ctx.Err() != nil {
+				switch {
+				case err != nil && ctx.Err() != nil:
 					return errors.New("the compaction was stopped: the session is as it was")
+				case !a.jsonOut && (errors.Is(err, compaction.ErrNothingToSummarize) || errors.Is(err, compaction.ErrNoGain)):
+					return exitCode(1) // its "compaction skipped" line said why
 				}
 				return err
 			})

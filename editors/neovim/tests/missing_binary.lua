@@ -1,8 +1,11 @@
--- A missing binary gives one clear message, and :checkhealth says what to do.
+-- A missing binary gives one clear message, again at a command that would start it, and :checkhealth says what
+-- to do.
 local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
 local alisio = require('alisio')
 local ok = alisio.setup({ cmd = { '/nonexistent/alisio-lsp', 'serve' } })
 H.record('setup_ok', ok)
 vim.cmd('checkhealth alisio')
 H.record('health', vim.api.nvim_buf_get_lines(0, 0, -1, false))
+local ok_cmd, err = pcall(vim.cmd, 'AlisioPrompt hello')
+H.record('prompt_error', ok_cmd and '' or tostring(err))
 H.done()

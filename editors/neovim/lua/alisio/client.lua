@@ -70,6 +70,20 @@ local function attach(bufnr, id)
   end
 end
 
+--- installed says whether the configured alisio-lsp can be run; when it cannot, it says what to do (at setup,
+--- and at each command that would start it, rather than Neovim's generic "Spawning language server" error).
+function M.installed()
+  local cmd = config.get().cmd[1]
+  if vim.fn.executable(cmd) == 1 then
+    return true
+  end
+  util.notify(string.format(
+    "'%s' was not found. Install it (in an alisio-lsp checkout: go build -o ~/.local/bin/alisio-lsp ./cmd/alisio-lsp) "
+      .. "and make sure it is on PATH, or give its path: require('alisio').setup({cmd = {'/path/to/alisio-lsp', 'serve'}}). "
+      .. ':checkhealth alisio checks it.', cmd), util.levels.ERROR)
+  return false
+end
+
 --- start starts alisio-lsp for the workspace of bufnr, or for root when given (or attaches bufnr to the
 --- running client).
 function M.start(bufnr, root)
@@ -82,6 +96,9 @@ function M.start(bufnr, root)
   if c then
     attach(bufnr, c.id)
     return c.id
+  end
+  if not M.installed() then
+    return nil
   end
   if not root then
     local found

@@ -35,10 +35,12 @@ local function on_event(ev)
     require('alisio.checkpoint').changed(ev.session, 'a compaction')
   elseif t == 'compaction_failed' then
     state.compacting = false
+    statusline.busy()
     util.notify(ev.summary, levels.ERROR)
     statusline.redraw()
   elseif t == 'compaction_skipped' then
     state.compacting = false
+    statusline.busy() -- before the message, which may wait for Enter
     util.notify(ev.summary, levels.INFO)
     statusline.redraw()
   elseif t == 'context_reduced' then

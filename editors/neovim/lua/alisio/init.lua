@@ -34,11 +34,7 @@ end
 function M.setup(opts)
   helptags()
   state.config = vim.tbl_deep_extend('force', config.defaults, opts or {})
-  if vim.fn.executable(state.config.cmd[1]) ~= 1 then
-    util.notify(string.format(
-      "'%s' was not found. Install it (in an alisio-lsp checkout: go build -o ~/.local/bin/alisio-lsp ./cmd/alisio-lsp) "
-        .. "and make sure it is on PATH, or give its path: require('alisio').setup({cmd = {'/path/to/alisio-lsp', 'serve'}}).",
-      state.config.cmd[1]), util.levels.ERROR)
+  if not client.installed() then
     return false
   end
   if state.config.autostart then

@@ -47,6 +47,17 @@ func (h *Hub) leave(s *Server) {
 	h.peersMu.Unlock()
 }
 
+// StoreChanged tells every connection that the store changed outside them — a command of the CLI run by the
+// shared daemon (a compaction, an undo, an edited checkpoint): each sends the meters of the sessions it shows
+// again, so that an editor or a terminal chat does not show the session as it was.
+func (h *Hub) StoreChanged() {
+	h.peersMu.Lock()
+	defer h.peersMu.Unlock()
+	for p := range h.peers {
+		p.status.touchAll()
+	}
+}
+
 // others are the connections besides s.
 func (h *Hub) others(s *Server) []*Server {
 	h.peersMu.Lock()

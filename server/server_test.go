@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/internal/testwait"
 	"github.com/alisio-lsp/alisio-lsp/transcript/synthetic"
 
@@ -794,6 +795,35 @@ func TestMeterReachesEveryWindowOfASession(t *testing.T) {
 	other.Await(t, 5*time.Second, "the other window's meter after the turn", func(n []servertest.Notification) bool {
 		for _, x := range n {
 			if x.Method == "alisio/status" && strings.Contains(string(x.Params), created.Session) && strings.Contains(string(x.Params), `"messages":2`) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestMeterFollowsTheCLI: a compaction the CLI runs in the shared daemon (on its store, outside every window)
+// reaches the meter of a window that shows the session once the daemon says the store changed.
+func TestMeterFollowsTheCLI(t *testing.T) {
+	e := start(t, nil, nil)
+	e.init(t, nil)
+	sess, err := e.store.CreateSession(storage.Session{Workspace: e.ws}, synthetic.Generate(synthetic.Default(60)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before api.Status
+	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{"session": sess.ID}, &before); err != nil {
+		t.Fatal(err)
+	}
+	cm := agent.NewContextManager(e.store, e.cfg, e.ws, compaction.Offline{})
+	if _, err := cm.Compact(ctx(t), sess.ID, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	e.hub.StoreChanged()
+	e.client.Await(t, 5*time.Second, "the meter after the CLI's compaction", func(n []servertest.Notification) bool {
+		for _, x := range n {
+			var st api.Status
+			if x.Method == "alisio/status" && json.Unmarshal(x.Params, &st) == nil && st.Session == sess.ID && st.Messages < before.Messages {
 				return true
 			}
 		}

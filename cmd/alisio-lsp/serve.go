@@ -89,6 +89,7 @@ func (a *app) daemonCommand() *cobra.Command {
 					server.Serve(ctx, conn, server.Options{Config: cfg, ConfigProblem: cfgErr, Store: st, Log: a.log, Hub: hub, Provider: provider.DefaultOptions(), Version: version()})
 				},
 				RunCLI: func(ctx context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr, log io.Writer) int {
+					defer hub.StoreChanged() // the windows' meters follow what the command changed
 					root, sub := newRootCommand(stdin, stdout, stderr)
 					sub.store, sub.daemonDataDir, sub.cwd, sub.remoteLog = st, dir, cwd, log
 					root.SetArgs(args)

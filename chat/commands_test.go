@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/alisio-lsp/alisio-lsp/api"
@@ -187,5 +188,11 @@ func TestNotice(t *testing.T) {
 	}
 	if h := lipgloss.Height(m.View()); h != 20 {
 		t.Errorf("with a very long notice the screen is %d lines high", h)
+	}
+	// Typing ends a notice about what was typed.
+	m.notice = "unknown command /frobnicate"
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
+	if m.notice != "" || m.input.Value() != "x" {
+		t.Errorf("after typing, the notice is %q and the input %q", m.notice, m.input.Value())
 	}
 }

@@ -208,8 +208,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	var cmd tea.Cmd
+	typedBefore := m.input.Value()
 	m.input, cmd = m.input.Update(msg)
 	cmds = append(cmds, cmd)
+	if m.input.Value() != typedBefore && !m.stopping {
+		m.notice = "" // a notice about what was typed (a mistyped command, Ctrl-C's) is over once the input changes
+	}
 	if _, typed := msg.(tea.KeyMsg); !typed { // the viewport's own keys (j, k, space…) are the input's text
 		m.view, cmd = m.view.Update(msg)
 		cmds = append(cmds, cmd)

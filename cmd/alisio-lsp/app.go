@@ -172,6 +172,9 @@ func (a *app) withSession(ctx context.Context, arg string, fn func(st *storage.S
 // resolveSession is the ID of the session arg names: its full ID, or the start of one that no other session
 // shares (the first characters `sessions list` shows are enough).
 func resolveSession(st *storage.Store, arg string) (string, error) {
+	if strings.TrimSpace(arg) == "" {
+		return "", errors.New("the session ID is empty: give one (alisio-lsp sessions list shows them; the first characters are enough)")
+	}
 	_, err := st.Session(arg)
 	if err == nil || !errors.Is(err, storage.ErrNotFound) || arg == "" {
 		return arg, err

@@ -404,6 +404,9 @@ func TestCLI_NewcomerMistakes(t *testing.T) {
 	if _, errOut, code := cli(t, data, "", "sessions", "show"); code == 0 || !strings.Contains(errOut, "missing SESSION: usage: alisio-lsp sessions show SESSION") {
 		t.Fatalf("sessions show without a session: %s", errOut)
 	}
+	if _, errOut, code := cli(t, data, "", "compact", ""); code == 0 || !strings.Contains(errOut, "the session ID is empty: give one (alisio-lsp sessions list shows them") {
+		t.Fatalf("compact of an empty ID: %s", errOut)
+	}
 	if _, errOut, code := cli(t, data, "", "sessions", "generate", "--messages", "-5"); code == 0 || !strings.Contains(errOut, "--messages -5") {
 		t.Fatalf("generate --messages -5: %s", errOut)
 	}

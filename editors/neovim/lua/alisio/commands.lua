@@ -226,7 +226,8 @@ function M.sessions()
       prompt = 'Alisio session',
       format_item = function(s)
         local when = (s.updatedAt or ''):gsub('T', ' '):gsub('%..*$', ''):gsub('Z$', '')
-        local compacted = (s.compactedMessages or 0) > 0 and string.format(', +%d compacted, kept', s.compactedMessages) or ''
+        -- The originals compactions replaced stay in the session's history (the chat's boundary shows them).
+        local compacted = (s.compactedMessages or 0) > 0 and string.format('; %d more in its history', s.compactedMessages) or ''
         return string.format('%s%s  %s  (%d messages%s)', s.id == state.session and '● ' or '  ', when, s.title or s.id, s.messages or 0, compacted)
       end,
     }, function(choice)

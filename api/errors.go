@@ -127,12 +127,13 @@ func WordsFor(editor string) Words {
 	return EditorWords()
 }
 
-// ShellWords are the CLI's words: its commands. Those a sentence completes with the session's ID begin with cli
-// ("alisio-lsp", or with the --data-dir and --config it was given), so that they work as printed.
+// ShellWords are the CLI's words: its commands. Those that run as printed (complete, or completed with the
+// session's ID) begin with cli ("alisio-lsp", or with the --data-dir and --config it was given), so that they
+// work when pasted.
 func ShellWords(cli string) Words {
 	return Words{Compact: "alisio-lsp compact SESSION", NewSession: "alisio-lsp prompt --new TEXT",
 		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: cli + " sessions recover %s --acknowledge",
-		Sessions: "alisio-lsp sessions list", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
+		Sessions: cli + " sessions list", Memories: cli + " memories list", DataDir: "--data-dir",
 		MaxOutput: "compaction.maxOutputTokens in the config", UndoCompaction: cli + " compact %s --undo",
 		KeepTurns: "compaction.keepTurns in the config",
 		Provider:  "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",

@@ -4,6 +4,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,7 +289,9 @@ func explainDecode(err error, prefix string, raw []byte) error {
 			}
 		}
 		field := prefix + strings.Join(parts, ".")
-		return &FieldError{Field: field, Value: te.Value, Want: kindName(te.Type)}
+		// te.Value is the JSON kind given ("string"); said with its article, it does not read as the value.
+		given := map[string]string{"string": "a string", "number": "a number", "bool": "true or false", "array": "an array", "object": "a JSON object"}[te.Value]
+		return &FieldError{Field: field, Value: cmp.Or(given, te.Value), Want: kindName(te.Type)}
 	}
 	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		where := ""

@@ -71,6 +71,11 @@ func TestOverlay_NoGoTypeNames(t *testing.T) {
 			}
 		}
 	}
+	// The kind given is said as a kind, not as if it were the value typed.
+	if _, err := Overlay(Default(), []byte(`{"compaction":{"threshold":"abc"}}`), "settings"); err == nil ||
+		!strings.Contains(err.Error(), "compaction.threshold: a string (allowed: a number)") {
+		t.Errorf("a string for a number: %v", err)
+	}
 }
 
 func TestLoad_EmptyOrNullFileRefused(t *testing.T) {

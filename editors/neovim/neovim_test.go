@@ -343,6 +343,9 @@ func TestNeovim_MissingBinary(t *testing.T) {
 	if r.Results["setup_ok"] != false || len(r.Notes) != 2 || r.Results["prompt_error"] != "" {
 		t.Fatalf("%+v", r)
 	}
+	if chat := lines(r.Results["chat"]); !strings.Contains(chat, "**Not sent:** alisio-lsp is not running") {
+		t.Fatalf("the chat after a prompt that could not be sent:\n%s", chat)
+	}
 	for _, n := range r.Notes { // setup's, then :AlisioPrompt's (not Neovim's generic spawning error)
 		if !strings.Contains(n.Msg, "'/nonexistent/alisio-lsp' was not found") || !strings.Contains(n.Msg, "go build") || n.Level != 4 {
 			t.Fatalf("%+v", r)

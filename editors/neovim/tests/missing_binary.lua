@@ -8,4 +8,8 @@ vim.cmd('checkhealth alisio')
 H.record('health', vim.api.nvim_buf_get_lines(0, 0, -1, false))
 local ok_cmd, err = pcall(vim.cmd, 'AlisioPrompt hello')
 H.record('prompt_error', ok_cmd and '' or tostring(err))
+-- The prompt was not sent: the chat says so, and the next prompt is not refused as "a turn is already running".
+H.wait(5000, function() return require('alisio.state').turn == nil end, 'the turn to end')
+local chat_buf = require('alisio.chat').buf()
+H.record('chat', chat_buf and vim.api.nvim_buf_get_lines(chat_buf, 0, -1, false) or {})
 H.done()

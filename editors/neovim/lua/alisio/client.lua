@@ -18,16 +18,23 @@ end
 --- request sends method to the alisio client and calls cb(err, result); it works on 0.7 through 0.12. A request
 --- made while the server is still starting waits for initialize to be answered; on_id gets the request's id.
 function M.request(method, params, cb, on_id)
+  -- A request that cannot be sent still answers cb (kind notSent, after the reason was said), so that what
+  -- waits for it — a turn, a compaction — ends.
+  local function not_sent()
+    vim.schedule(function()
+      cb({ message = 'alisio-lsp is not running, so nothing was sent', data = { kind = 'notSent' } }, nil)
+    end)
+  end
   local c = M.get()
   if not c and not state.client_id then
     if not M.start_here() then
-      return
+      return not_sent()
     end
     c = M.get()
   end
   if not c then
     util.notify('alisio-lsp is not running: :AlisioRestart starts it (:checkhealth alisio says why it stopped)', util.levels.ERROR)
-    return
+    return not_sent()
   end
   if not state.ready then
     table.insert(state.pending, function()

@@ -17,12 +17,13 @@ function M.compact(focus)
     state.compacting = false
     statusline.busy()
     if err then
-      -- A skipped compaction (kind nothingToCompact) was already said by its event; with no session yet
-      -- (noSession) nothing was tried, and the message says what to do.
+      -- A skipped compaction (kind nothingToCompact) was already said by its event, and a request never sent
+      -- (notSent) by what stopped it; with no session yet (noSession) nothing was tried, and the message says
+      -- what to do.
       local kind = type(err) == 'table' and type(err.data) == 'table' and err.data.kind or nil
       if kind == 'noSession' then
         util.notify(util.err_message(err), levels.WARN)
-      elseif kind ~= 'nothingToCompact' then
+      elseif kind ~= 'nothingToCompact' and kind ~= 'notSent' then
         util.notify('compaction failed: ' .. util.err_message(err), levels.ERROR)
       end
       return
@@ -184,7 +185,10 @@ function M.prompt(text)
   client.request('alisio/prompt', { session = state.session, text = text }, function(err, res)
     state.turn = nil
     statusline.busy()
-    if err then
+    if util.not_sent(err) then
+      chat.append_lines({ '', '**Not sent:** alisio-lsp is not running (the message above says why); send it again once it runs.', '' })
+      return
+    elseif err then
       local msg = util.err_message(err)
       chat.append_lines({ '', '**Error:** ' .. msg:gsub('\n', ' '), '' })
       util.notify(msg, levels.ERROR)

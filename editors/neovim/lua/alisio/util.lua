@@ -30,6 +30,11 @@ function M.fraction(st)
   return math.max(st.windowFraction or 0, st.charsFraction or 0)
 end
 
+--- not_sent says whether a request's error is that it was never sent (alisio-lsp not running: said already).
+function M.not_sent(err)
+  return type(err) == 'table' and type(err.data) == 'table' and err.data.kind == 'notSent'
+end
+
 --- err_message is what to show of a request's error.
 function M.err_message(err)
   return type(err) == 'table' and (err.message or vim.inspect(err)) or tostring(err)

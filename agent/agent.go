@@ -86,8 +86,7 @@ type sessionState struct {
 	mu           sync.Mutex // guards the figures below, read by Status while a turn runs
 	tokensUsed   int
 	tokensLoaded bool // tokensUsed includes the replies stored before this process
-	lastReported int
-	lastChars    int
+	lastChars    int  // the chars of the request being sent, for the calibration its reply brings (Shared)
 	// meter summarizes the stored transcript as the agent last saw it; valid while the stored head matches.
 	meter    viewSummary
 	hasMeter bool
@@ -110,10 +109,10 @@ func (st *sessionState) setMeter(sum viewSummary) {
 	st.mu.Unlock()
 }
 
-func (st *sessionState) figures() (tokensUsed, lastReported, lastChars int) {
+func (st *sessionState) used() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.tokensUsed, st.lastReported, st.lastChars
+	return st.tokensUsed
 }
 
 func (a *Agent) state(id string) *sessionState {
@@ -190,7 +189,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if err := a.loadTokens(id, st); err != nil {
 			return res, err
 		}
-		if used, _, _ := st.figures(); used >= limit {
+		if used := st.used(); used >= limit {
 			return res, tokenCapError(used, limit) // refused before the prompt is stored
 		}
 	}
@@ -207,7 +206,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if err := ctx.Err(); err != nil {
 			return res, turnStopped{err}
 		}
-		if used, _, _ := st.figures(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
+		if used := st.used(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
 			return res, tokenCapError(used, cfg.Limits.MaxTokens)
 		}
 		if steps := cfg.Limits.MaxStepsPerTurn; steps > 0 && res.ModelCalls >= steps {
@@ -250,10 +249,11 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		}
 		st.mu.Lock()
 		st.tokensUsed += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
-		if reply.Usage.PromptTokens > 0 {
-			st.lastReported = reply.Usage.PromptTokens
-		}
+		chars := st.lastChars
 		st.mu.Unlock()
+		if reply.Usage.PromptTokens > 0 {
+			a.shared.calibrate(a.Store, id, chars, reply.Usage.PromptTokens)
+		}
 		// The assistant message, with its calls, is the journal entry written before any call runs.
 		if err := a.appendTo(st, &view, reply.Message); err != nil {
 			return res, fmt.Errorf("saving the reply: %w", err)
@@ -392,12 +392,12 @@ type Calibration struct {
 	CharsPerToken   float64 `json:"charsPerToken"`
 }
 
-// Calibration returns the session's usage calibration.
+// Calibration returns the session's usage calibration, the same for every agent of the daemon (Shared).
 func (a *Agent) Calibration(id string) Calibration {
-	_, reported, chars := a.state(id).figures()
-	c := Calibration{EstimatedTokens: transcript.EstimateTokens(chars), ReportedTokens: reported}
-	if reported > 0 {
-		c.CharsPerToken = float64(chars) / float64(reported)
+	last := a.shared.calibrationOf(a.Store, id)
+	c := Calibration{EstimatedTokens: transcript.EstimateTokens(last.chars), ReportedTokens: last.reported}
+	if last.reported > 0 {
+		c.CharsPerToken = float64(last.chars) / float64(last.reported)
 	}
 	return c
 }

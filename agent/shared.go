@@ -15,17 +15,37 @@ import (
 // two windows must not run turns of one session at once, nor forget the window a provider reported. A nil
 // *Shared given to New is replaced by one of the agent's own.
 type Shared struct {
-	mu sync.Mutex // guards turns and windows
+	mu sync.Mutex // guards turns, windows and calibrations
 	// turns are the locks of the sessions whose turns run or wait, counted: an entry goes with its last user.
 	turns map[turnKey]*turnLock
 	// windows remembers the window each provider model reported (base URL and model → tokens), so that a
 	// provider that does not answer later keeps its model's window instead of a guess.
 	windows map[string]int
+	// calibrations are each session's last request size beside the prompt tokens the provider reported for it:
+	// every window on the session calibrates its meter alike, whichever window ran the turn.
+	calibrations map[turnKey]calibration
 }
+
+// calibration is the chars of a session's last request and the prompt tokens the provider reported for it.
+type calibration struct{ chars, reported int }
 
 // NewShared returns an empty Shared.
 func NewShared() *Shared {
-	return &Shared{turns: map[turnKey]*turnLock{}, windows: map[string]int{}}
+	return &Shared{turns: map[turnKey]*turnLock{}, windows: map[string]int{}, calibrations: map[turnKey]calibration{}}
+}
+
+// calibrate records the provider's report of reported prompt tokens for a request of chars of session id.
+func (s *Shared) calibrate(store *storage.Store, id string, chars, reported int) {
+	s.mu.Lock()
+	s.calibrations[turnKey{store, id}] = calibration{chars, reported}
+	s.mu.Unlock()
+}
+
+// calibrationOf is session id's last calibration (zero: no report yet in this process).
+func (s *Shared) calibrationOf(store *storage.Store, id string) calibration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calibrations[turnKey{store, id}]
 }
 
 type turnKey struct {

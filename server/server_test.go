@@ -774,7 +774,7 @@ func TestMCPServersApplyLive(t *testing.T) {
 }
 
 // TestMeterReachesEveryWindowOfASession: two windows on one store (the shared daemon's case); the second shows
-// a session, the first runs a turn on it, and the second's meter follows.
+// a session, the first runs a turn on it, and the second's meter follows, calibrated alike.
 func TestMeterReachesEveryWindowOfASession(t *testing.T) {
 	e := start(t, &providertest.Script{Replies: []providertest.Reply{{Text: "done"}}}, nil)
 	e.init(t, nil)
@@ -800,6 +800,17 @@ func TestMeterReachesEveryWindowOfASession(t *testing.T) {
 		}
 		return false
 	})
+	// Both windows calibrate the meter with the provider's report of the turn, whichever ran it.
+	var mine, theirs api.Status
+	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, &mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, &theirs); err != nil {
+		t.Fatal(err)
+	}
+	if mine.LastReportedTokens == 0 || theirs.LastReportedTokens != mine.LastReportedTokens || theirs.CalibratedTokens != mine.CalibratedTokens {
+		t.Fatalf("one session, two meters: reported %d/%d, calibrated %d/%d", mine.LastReportedTokens, theirs.LastReportedTokens, mine.CalibratedTokens, theirs.CalibratedTokens)
+	}
 }
 
 // TestMeterFollowsTheCLI: a compaction the CLI runs in the shared daemon (on its store, outside every window)

@@ -126,6 +126,18 @@ func TestRender(t *testing.T) {
 			t.Errorf("meter at %d: %q", width, m)
 		}
 	}
+	ctxSt := &api.Status{Status: agent.Status{Session: "0123456789", InstructionsChars: 290, ToolsChars: 2800}}
+	ctxParts := []agent.ContextPart{{Name: "tool output: search (a very long name of a part that goes on)", Chars: 7000}, {Name: "user text", Chars: 87}}
+	for _, width := range []int{50, 80, 120} {
+		for _, l := range strings.Split(contextView(ctxParts, ctxSt, width), "\n") {
+			if strings.HasSuffix(l, " chars") && lipgloss.Width(l) > width {
+				t.Errorf("/context at %d columns: a row is %d wide: %q", width, lipgloss.Width(l), l)
+			}
+		}
+	}
+	if v := contextView(ctxParts, ctxSt, 120); !strings.Contains(v, "tool output: search") || strings.Index(v, "tool output") > strings.Index(v, "user text") {
+		t.Errorf("/context, largest part first:\n%s", v)
+	}
 	if got := uniqueIDs([]string{"01a2492f77aa", "01a2492f78bb", "01b00000cc"}); strings.Join(got, " ") != "01a2492f77 01a2492f78 01b00000" {
 		t.Errorf("session IDs told apart as %v", got)
 	}

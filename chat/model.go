@@ -912,6 +912,7 @@ func (m *model) command(c Command) tea.Cmd {
 		m.busy = "compaction"
 	}
 	ref := api.SessionRef{Session: m.session}
+	width := m.width // read here: the command runs outside Update
 	m.refresh()
 	return func() tea.Msg {
 		switch c.Name {
@@ -943,7 +944,7 @@ func (m *model) command(c Command) tea.Cmd {
 			if err := m.client.Call(ctx, "alisio/status", api.StatusParams{SessionRef: ref, NewSession: ref.Session == ""}, &st); err != nil {
 				return commandDoneMsg{err: err}
 			}
-			return commandDoneMsg{text: contextView(parts.Parts, &st)}
+			return commandDoneMsg{text: contextView(parts.Parts, &st, width)}
 		case "mcps":
 			var d api.ToolsResult
 			err := m.client.Call(ctx, "alisio/tools", api.ToolsParams{}, &d)

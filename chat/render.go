@@ -181,9 +181,13 @@ func uniqueIDs(ids []string) []string {
 	return out
 }
 
-// contextView is /context: the parts of the transcript, largest first, the instructions and tools beside
-// them, and the meter in full.
-func contextView(parts []agent.ContextPart, st *api.Status) string {
+// contextView is /context at width columns: the parts of the transcript, largest first, the instructions and
+// tools beside them, and the meter in full. A row's name is cut to what the width leaves its figure.
+func contextView(parts []agent.ContextPart, st *api.Status, width int) string {
+	nameWidth := min(34, max(12, width-18))
+	row := func(b *strings.Builder, indent int, name string, chars int) {
+		fmt.Fprintf(b, "%s%-*s %8s chars\n", strings.Repeat(" ", indent), nameWidth+2-indent, clip(name, nameWidth+2-indent), api.Human(chars))
+	}
 	var b strings.Builder
 	if st != nil {
 		source := "estimated at about 4 chars a token"
@@ -197,11 +201,11 @@ func contextView(parts []agent.ContextPart, st *api.Status) string {
 			fmt.Fprintf(&b, "Compaction starts past %.0f%% of the %s-token window (%s) or of limits.maxContextChars.\n", 100*st.Threshold,
 				api.Human(st.Window), api.WindowFrom(st.WindowSource))
 		}
-		fmt.Fprintf(&b, "  %-34s %8s chars\n", "instructions", api.Human(st.InstructionsChars))
+		row(&b, 2, "instructions", st.InstructionsChars)
 		if st.Rules != nil {
-			fmt.Fprintf(&b, "    %-32s %8s chars\n", "of which project rules ("+clip(st.Rules.File, 14)+")", api.Human(st.Rules.Chars))
+			row(&b, 4, "of which project rules ("+clip(st.Rules.File, 14)+")", st.Rules.Chars)
 		}
-		fmt.Fprintf(&b, "  %-34s %8s chars\n", "tool catalog", api.Human(st.ToolsChars))
+		row(&b, 2, "tool catalog", st.ToolsChars)
 	}
 	sorted := append([]agent.ContextPart(nil), parts...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Chars > sorted[j].Chars })
@@ -209,7 +213,7 @@ func contextView(parts []agent.ContextPart, st *api.Status) string {
 		if p.Chars == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "  %-34s %8s chars\n", p.Name, api.Human(p.Chars))
+		row(&b, 2, p.Name, p.Chars)
 	}
 	if st != nil {
 		fmt.Fprintf(&b, "Next model call: %s.", api.NextCall(st.Status))

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"unicode/utf8"
 
@@ -90,6 +92,9 @@ func (a *app) readCheckpointFile(name string) ([]byte, error) {
 	var r io.Reader = a.stdin
 	if name != "-" {
 		f, err := os.Open(a.path(name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("there is no file %s: write the checkpoint there first (`%s checkpoint SESSION > %s`), or give - to read it from standard input", a.path(name), a.cli(), name)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the edited checkpoint: %w", err)
 		}

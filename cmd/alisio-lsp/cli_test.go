@@ -962,6 +962,9 @@ func TestCLI_UndoAndEditCheckpoint(t *testing.T) {
 		t.Fatalf("a bad checkpoint: %d %s", code, errOut)
 	}
 	file := filepath.Join(t.TempDir(), "checkpoint.json")
+	if _, errOut, code := cli(t, data, "", "checkpoint", id, "--set", file); code == 0 || !strings.Contains(errOut, "there is no file "+file+": write the checkpoint there first") {
+		t.Fatalf("--set of a file that does not exist: %d %s", code, errOut)
+	}
 	must(t, os.WriteFile(file, []byte(strings.Replace(doc, `"goal": "`, `"goal": "Edited from the shell. `, 1)), 0o644))
 	if out := mustCLI(t, data, "checkpoint", id, "--set", file); !strings.Contains(out, "is replaced") {
 		t.Fatalf("--set: %s", out)

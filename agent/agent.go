@@ -79,14 +79,13 @@ type Agent struct {
 }
 
 // sessionState is what the agent keeps per session between calls: the running size, the compaction guard,
-// tokens used and the provider's last report.
+// tokens used (the provider's calibration is the daemon's: Shared).
 type sessionState struct {
 	guard compaction.Guard
 
 	mu           sync.Mutex // guards the figures below, read by Status while a turn runs
 	tokensUsed   int
 	tokensLoaded bool // tokensUsed includes the replies stored before this process
-	lastChars    int  // the chars of the request being sent, for the calibration its reply brings (Shared)
 	// meter summarizes the stored transcript as the agent last saw it; valid while the stored head matches.
 	meter    viewSummary
 	hasMeter bool
@@ -235,9 +234,6 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			return res, err
 		}
 		view = p.view
-		st.mu.Lock()
-		st.lastChars = p.chars
-		st.mu.Unlock()
 		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.SystemPrompt(view.Session), Messages: view.Messages, Tools: a.Tools.Specs(),
 			MaxOutputTokens: cfg.Limits.MaxOutputTokens, CacheKey: id}, func(d provider.Delta) { a.emit(Event{Session: id, Kind: EventDelta, Delta: d}) })
 		res.ModelCalls++
@@ -249,10 +245,9 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		}
 		st.mu.Lock()
 		st.tokensUsed += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
-		chars := st.lastChars
 		st.mu.Unlock()
 		if reply.Usage.PromptTokens > 0 {
-			a.shared.calibrate(a.Store, id, chars, reply.Usage.PromptTokens)
+			a.shared.calibrate(a.Store, id, p.chars, reply.Usage.PromptTokens)
 		}
 		// The assistant message, with its calls, is the journal entry written before any call runs.
 		if err := a.appendTo(st, &view, reply.Message); err != nil {

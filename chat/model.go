@@ -94,8 +94,8 @@ type model struct {
 	// shown is how many messages the session had when this chat last drew or changed it (-1: unknown, while
 	// what this chat sent runs): a meter from the daemon with another count means another window, or the CLI,
 	// changed the session (a turn, a compaction, an undo), and the conversation is read again.
-	shown     int
-	approvals []Approval
+	shown int
+	approvals      []Approval
 
 	history  []string // what was sent, oldest first
 	histPos  int      // len(history) when not browsing
@@ -141,7 +141,7 @@ type (
 		err       error
 		// changed: the session was read again because it changed outside this chat.
 		changed bool
-		fresh   bool
+		fresh     bool
 	}
 	statusMsg struct{ st *api.Status }
 )

@@ -11,7 +11,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/config"
 )
@@ -207,32 +206,5 @@ func TestNotice(t *testing.T) {
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
 	if m.notice != "" || m.input.Value() != "x" {
 		t.Errorf("after typing, the notice is %q and the input %q", m.notice, m.input.Value())
-	}
-}
-
-// TestChangedElsewhere: a meter from the daemon whose message count is not the one this chat last read means
-// another window or the CLI changed the session: the chat reads it again, once; not while its own request runs,
-// nor for a meter that agrees.
-func TestChangedElsewhere(t *testing.T) {
-	m := newModel(context.Background(), nil, Options{})
-	m.session = "s1"
-	m.Update(statusMsg{&api.Status{Status: agent.Status{Session: "s1", Messages: 12}}})
-	status := func(n int) tea.Cmd { return m.incoming(api.Status{Status: agent.Status{Session: "s1", Messages: n}}) }
-	if cmd := status(12); cmd != nil {
-		t.Error("a meter that agrees reads the session again")
-	}
-	if cmd := m.incoming(api.Status{Status: agent.Status{Session: "other", Messages: 3}}); cmd != nil {
-		t.Error("another session's meter reads this one again")
-	}
-	m.busy = "turn"
-	if cmd := status(14); cmd != nil {
-		t.Error("the chat's own turn made it read the session again")
-	}
-	m.busy = ""
-	if cmd := status(4); cmd == nil {
-		t.Fatal("a compaction made elsewhere (12 → 4 messages) was not noticed")
-	}
-	if cmd := status(4); cmd != nil {
-		t.Error("the same change read twice")
 	}
 }

@@ -91,10 +91,6 @@ type model struct {
 
 	session, title string
 	status         *api.Status
-	// shown is how many messages the session had when this chat last drew or changed it (-1: unknown, while
-	// what this chat sent runs): a meter from the daemon with another count means another window, or the CLI,
-	// changed the session (a turn, a compaction, an undo), and the conversation is read again.
-	shown int
 	approvals      []Approval
 
 	history  []string // what was sent, oldest first
@@ -139,8 +135,6 @@ type (
 		id, title string
 		page      api.SessionResult
 		err       error
-		// changed: the session was read again because it changed outside this chat.
-		changed bool
 		fresh     bool
 	}
 	statusMsg struct{ st *api.Status }
@@ -156,7 +150,7 @@ func newModel(ctx context.Context, client *Client, opts Options) *model {
 	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
 	in.Focus()
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot))
-	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20), follow: true, shown: -1,
+	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20), follow: true,
 		overrides: Overrides{}, plugins: append([]config.Plugin(nil), opts.Config.Plugins...), memory: opts.Config.Memory.Enabled}
 	return m
 }
@@ -210,7 +204,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.fetchStatus())
 	case statusMsg:
 		if msg.st != nil && msg.st.Session == m.session {
-			m.status, m.shown = msg.st, msg.st.Messages
+			m.status = msg.st
 		}
 	}
 	var cmd tea.Cmd
@@ -331,9 +325,6 @@ func (m *model) send() tea.Cmd {
 		m.history = append(m.history, line)
 	}
 	m.histPos, m.draft = len(m.history), ""
-	if cmd.Name == "" || cmd.Name == "compact" || cmd.Name == "undo" || cmd.Name == "recover" {
-		m.shown = -1 // what this sends changes the session; the meter read after it says how
-	}
 	m.input.Reset()
 	m.follow = true // what is sent is shown, wherever the user had scrolled to
 	if cmd.Name == "" {
@@ -412,13 +403,8 @@ func (m *model) incoming(v any) tea.Cmd {
 		}
 		m.event(v)
 	case api.Status:
-		if v.Session != m.session {
-			break
-		}
-		m.status = &v
-		if m.busy == "" && m.shown >= 0 && v.Messages != m.shown && m.session != "" {
-			m.shown = -1
-			return m.reopen()
+		if v.Session == m.session {
+			m.status = &v
 		}
 	case Approval:
 		m.approvals = append(m.approvals, v)
@@ -776,16 +762,6 @@ func (m *model) openSession(id string, fresh bool) tea.Cmd {
 	}
 }
 
-// reopen reads the session again after it changed outside this chat, and draws it.
-func (m *model) reopen() tea.Cmd {
-	open := m.openSession(m.session, false)
-	return func() tea.Msg {
-		msg := open().(sessionMsg)
-		msg.changed = true
-		return msg
-	}
-}
-
 // errNoSessions: the workspace has no session to continue.
 var errNoSessions = errors.New("this workspace has no sessions yet")
 
@@ -828,7 +804,6 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		return
 	}
 	m.blocks, m.drawn, m.session, m.title, m.status, m.follow = nil, "", msg.id, msg.title, nil, true
-	m.shown = -1 // until the meter read after it says the count in the meter's own terms
 	if msg.id == "" {
 		m.say(m.sty.dim.Render("A new session starts with your first message. /help lists the commands."))
 		return
@@ -840,10 +815,6 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		if b, ok := m.storedBlock(pm, msg.page.Messages); ok {
 			m.add(b)
 		}
-	}
-	if msg.changed {
-		m.say(m.sty.dim.Render(fmt.Sprintf("The session changed outside this chat (another window, or the command line): read again, %d messages.", msg.page.Total)))
-		return
 	}
 	m.say(m.sty.dim.Render(fmt.Sprintf("Continuing session %s (%d messages). /new starts another; /help lists the commands.", shortID(msg.id), msg.page.Total)))
 }

@@ -57,6 +57,8 @@ func TestFindSpan(t *testing.T) {
 		{"one message", []transcript.Message{user("1")}, 2, 0, false, false},
 		{"no user messages", []transcript.Message{asst("", "a"), result("a", "x"), asst("", "b"), result("b", "y")}, 2, 2, true, true},
 		{"empty", nil, 2, 0, false, false},
+		{"a kept turn that starts while a call is open leaves only the last turn",
+			[]transcript.Message{asst("", "a"), user("1"), user("2"), result("a", "x"), user("3")}, 2, 4, true, false},
 		{"open call at the end", []transcript.Message{user("1"), asst("a"), user("2"), asst("", "x")}, 1, 2, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,5 +139,21 @@ func TestLastTurnSpan(t *testing.T) {
 				t.Fatalf("LastTurnSpan = %+v, %v; want end %d, %v", span, ok, tc.end, tc.ok)
 			}
 		})
+	}
+}
+
+// TestCheck_G2RejectsCutsIntoTheKeptTurns: the checker the property tests rely on refuses a cut that keeps
+// fewer turns, or cuts inside the last one, while a safe cut before them existed.
+func TestCheck_G2RejectsCutsIntoTheKeptTurns(t *testing.T) {
+	msgs := []transcript.Message{user("1"), asst("a"), user("2"), asst("", "b"), result("b", "y"), user("3"), asst("", "c"), result("c", "z"), asst("d")}
+	for _, drop := range []int{5, 8} {
+		rw := transcript.Rewrite{BaseLen: len(msgs), Drop: drop, Insert: []transcript.Message{ckpt()}}
+		if err := compactiontest.Check(msgs, rw, nil, compactiontest.Limits{KeepTurns: 2}); err == nil {
+			t.Errorf("a cut at %d with keepTurns 2 passed the G2 check", drop)
+		}
+	}
+	rw := transcript.Rewrite{BaseLen: len(msgs), Drop: 2, Insert: []transcript.Message{ckpt()}}
+	if err := compactiontest.Check(msgs, rw, nil, compactiontest.Limits{KeepTurns: 2}); err != nil {
+		t.Errorf("the keepTurns cut failed the check: %v", err)
 	}
 }

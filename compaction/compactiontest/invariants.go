@@ -215,8 +215,10 @@ func sameShape(a, b string) error {
 	return walk(va, vb, "$")
 }
 
-// checkKeptTurns verifies G2: the cut keeps the last keepTurns turns (at least the last one), and cuts inside
-// the last turn only when nothing older could be summarized.
+// checkKeptTurns verifies G2: the cut keeps the last keepTurns turns (at least the last one). It keeps fewer
+// only when every cut before them would summarize nothing beyond the leading checkpoints (a turn that starts
+// while a call is still open has no safe boundary of its own), and cuts inside the last turn only when no cut
+// before it could summarize anything.
 func checkKeptTurns(before []transcript.Message, drop, keepTurns int) error {
 	if drop >= len(before) {
 		return fmt.Errorf("G2: the whole transcript was summarized")
@@ -225,24 +227,36 @@ func checkKeptTurns(before []transcript.Message, drop, keepTurns int) error {
 	if len(starts) == 0 {
 		return nil
 	}
-	boundary := starts[len(starts)-1]
+	lastStart := starts[len(starts)-1]
+	boundary := lastStart
 	if keepTurns > 0 && len(starts) > keepTurns {
 		boundary = starts[len(starts)-keepTurns]
 	}
 	if drop <= boundary {
 		return nil
 	}
-	if drop <= starts[len(starts)-1] {
-		return fmt.Errorf("G2: cut at %d summarizes part of the last %d turns", drop, keepTurns)
-	}
 	floor := 0
 	for floor < len(before) && before[floor].Summary {
 		floor++
 	}
-	for _, p := range transcript.SafeBoundaries(before) {
-		if p <= boundary && p > floor {
-			return fmt.Errorf("G2: cut inside the last turn although %d was a safe cut before the kept turns", p)
-		}
+	if p := firstSafeCut(before, floor, boundary); p > 0 {
+		return fmt.Errorf("G2: cut at %d summarizes part of the last %d turns although %d was a safe cut before them", drop, keepTurns, p)
+	}
+	if drop <= lastStart {
+		return nil
+	}
+	if p := firstSafeCut(before, floor, lastStart); p > 0 {
+		return fmt.Errorf("G2: cut inside the last turn although %d was a safe cut before it", p)
 	}
 	return nil
+}
+
+// firstSafeCut is the first safe boundary p of msgs with floor < p <= limit, or 0 when there is none.
+func firstSafeCut(msgs []transcript.Message, floor, limit int) int {
+	for _, p := range transcript.SafeBoundaries(msgs) {
+		if p > floor && p <= limit {
+			return p
+		}
+	}
+	return 0
 }

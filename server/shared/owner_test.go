@@ -97,11 +97,13 @@ func TestOwner_StdinIsStreamed(t *testing.T) {
 func TestOwner_AStopBeforeTheCommandStarts(t *testing.T) {
 	dataDir := t.TempDir()
 	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	startCLIOwner(t, dataDir, func([]string, io.Reader, io.Writer, io.Writer, io.Writer) int {
 		<-release // a turn that would outlast the test
 		return 0
 	})
+	// Registered after the owner's cleanup, so it runs before it: the hello can reach the owner before the
+	// stop closes the connection, and the owner's Run then waits for this command to return.
+	t.Cleanup(func() { close(release) })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer

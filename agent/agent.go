@@ -78,14 +78,13 @@ type Agent struct {
 	sessions map[string]*sessionState
 }
 
-// sessionState is what the agent keeps per session between calls: the running size, the compaction guard,
-// tokens used (the provider's calibration is the daemon's: Shared).
+// sessionState is what the agent keeps per session between calls: the running size and the compaction guard
+// (the tokens used are the store's and the provider's calibration the daemon's, Shared, so that every window
+// of a session counts alike).
 type sessionState struct {
 	guard compaction.Guard
 
-	mu           sync.Mutex // guards the figures below, read by Status while a turn runs
-	tokensUsed   int
-	tokensLoaded bool // tokensUsed includes the replies stored before this process
+	mu sync.Mutex // guards the figures below, read by Status while a turn runs
 	// meter summarizes the stored transcript as the agent last saw it; valid while the stored head matches.
 	meter    viewSummary
 	hasMeter bool
@@ -106,12 +105,6 @@ func (st *sessionState) setMeter(sum viewSummary) {
 	st.mu.Lock()
 	st.meter, st.hasMeter = sum, true
 	st.mu.Unlock()
-}
-
-func (st *sessionState) used() int {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.tokensUsed
 }
 
 func (a *Agent) state(id string) *sessionState {
@@ -184,13 +177,11 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		return res, &UncertainCallsError{Session: id, Calls: calls}
 	}
 	st.setMeter(summarize(view.Session))
-	if limit := a.Settings().Limits.MaxTokens; limit > 0 {
-		if err := a.loadTokens(id, st); err != nil {
-			return res, err
-		}
-		if used := st.used(); used >= limit {
-			return res, tokenCapError(used, limit) // refused before the prompt is stored
-		}
+	// The session's tokens so far (C4), as stored: they include every window's turns and survive restarts.
+	// Checkpoints carry no usage: the summarizer's tokens are not counted.
+	used := tokensOf(view.Session)
+	if limit := a.Settings().Limits.MaxTokens; limit > 0 && used >= limit {
+		return res, tokenCapError(used, limit) // refused before the prompt is stored
 	}
 	if unfinishedTurn(view.Messages, text) {
 		// The same prompt again after its turn stopped (a failed model call): the turn resumes where it
@@ -205,7 +196,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if err := ctx.Err(); err != nil {
 			return res, turnStopped{err}
 		}
-		if used := st.used(); cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
+		if cfg.Limits.MaxTokens > 0 && used >= cfg.Limits.MaxTokens {
 			return res, tokenCapError(used, cfg.Limits.MaxTokens)
 		}
 		if steps := cfg.Limits.MaxStepsPerTurn; steps > 0 && res.ModelCalls >= steps {
@@ -243,9 +234,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			}
 			return res, fmt.Errorf("%w: %w (your prompt and everything the turn did so far are saved; send the same prompt again in this session to resume the turn: it is not stored twice)", ErrModelCall, err)
 		}
-		st.mu.Lock()
-		st.tokensUsed += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
-		st.mu.Unlock()
+		used += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
 		if reply.Usage.PromptTokens > 0 {
 			a.shared.calibrate(a.Store, id, p.chars, reply.Usage.PromptTokens)
 		}
@@ -333,26 +322,6 @@ func (a *Agent) runTool(ctx context.Context, call transcript.ToolCall) (string, 
 
 func tokenCapError(used, limit int) error {
 	return fmt.Errorf("the session reached limits.maxTokens (%d tokens used of %d); raise the limit or start a new session", used, limit)
-}
-
-// loadTokens takes, once per process, the tokens of every reply stored in session id (their reported usage
-// is kept on each assistant message, and the store keeps their sum), so that limits.maxTokens holds across
-// restarts. Checkpoints carry no usage: the summarizer's tokens are not counted (C4).
-func (a *Agent) loadTokens(id string, st *sessionState) error {
-	st.mu.Lock()
-	loaded := st.tokensLoaded
-	st.mu.Unlock()
-	if loaded {
-		return nil
-	}
-	sess, err := a.Store.Session(id)
-	if err != nil {
-		return fmt.Errorf("counting the session's tokens: %w", err)
-	}
-	st.mu.Lock()
-	st.tokensUsed, st.tokensLoaded = sess.Head.Totals.Tokens, true
-	st.mu.Unlock()
-	return nil
 }
 
 // SessionTitle names a new session after its first prompt.
@@ -601,4 +570,12 @@ func (a *Agent) largestSources(n int) []compaction.CatalogSource {
 	}
 	slices.SortStableFunc(out, func(x, y compaction.CatalogSource) int { return y.Chars - x.Chars })
 	return out[:min(n, len(out))]
+}
+
+// tokensOf is the provider-reported tokens of every reply stored in sess (C4).
+func tokensOf(sess storage.Session) int {
+	if sess.Head.Totals == nil {
+		return 0
+	}
+	return sess.Head.Totals.Tokens
 }

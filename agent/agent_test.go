@@ -774,6 +774,33 @@ func TestAgent_TokenCapSurvivesARestart(t *testing.T) {
 	}
 }
 
+// TestAgent_TokenCapCountsEveryWindow: limits.maxTokens counts the turns every window ran on the session,
+// not only this window's: a window whose own turns used little still refuses once another's passed the cap.
+func TestAgent_TokenCapCountsEveryWindow(t *testing.T) {
+	cfg := config.Default()
+	cfg.Limits.MaxTokens = 100
+	h := newHarness(t, cfg, providertest.Script{Replies: []providertest.Reply{{Text: "first", PromptTokens: 10}, {Text: "second", PromptTokens: 95}, {Text: "never"}}})
+	id := h.session(t)
+	other, err := agent.New(context.Background(), h.shared, h.store, h.agent.Settings(), h.ws, nil, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Tools.Close()
+	if _, err := h.agent.Prompt(context.Background(), id, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Prompt(context.Background(), id, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.agent.Prompt(context.Background(), id, "three"); err == nil || !strings.Contains(err.Error(), "limits.maxTokens (107 tokens used of 100)") {
+		t.Fatalf("the first window after the other passed the cap: %v", err)
+	}
+	if h.server.Remaining() != 1 {
+		t.Fatal("a model call was made past the cap")
+	}
+	h.checkAll(t, id)
+}
+
 // TestAgent_SmallWindowModel: a model with a 16k window and the default summarizer budget (16000 tokens, as
 // large as the window) still compacts, with the summarizer's output budget and chunks fitted to the window,
 // and no request, agent or summarizer, is larger than the window minus its output budget.

@@ -93,6 +93,9 @@ func NewSummarizer(cfg config.Config) (compaction.Summarizer, error) {
 type Status struct {
 	Session  string `json:"session"`
 	Messages int    `json:"messages"`
+	// Epoch numbers the session's view: every compaction, reduction, undo or checkpoint edit raises it, so a
+	// client that drew the conversation can tell that another window or the CLI rewrote it.
+	Epoch uint64 `json:"epoch"`
 	// UsedChars is instructions + transcript (what the hard limit counts); HardLimit is maxContextChars.
 	UsedChars         int `json:"usedChars"`
 	InstructionsChars int `json:"instructionsChars"`
@@ -330,7 +333,7 @@ func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status 
 	sizes := m.Sizes(sess, sum.meter.Chars())
 	cfg := m.Settings()
 	d := compaction.Decide(sizes, m.budget())
-	st := Status{Session: sess.ID, Messages: sum.viewLen, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
+	st := Status{Session: sess.ID, Messages: sum.viewLen, Epoch: sess.Head.Epoch, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
 		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: d.HardLimit,
 		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
 		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,

@@ -209,3 +209,37 @@ func TestNotice(t *testing.T) {
 		t.Errorf("after typing, the notice is %q and the input %q", m.notice, m.input.Value())
 	}
 }
+
+// TestRewrittenElsewhere: a meter whose epoch is later than the one drawn means another window or the CLI
+// rewrote the session, and the chat reads it again, once; not for its own turn or command (nor a meter that
+// arrives before that work's own status read), nor for messages appended without a rewrite (a stopped turn's
+// cancelled calls).
+func TestRewrittenElsewhere(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.session = "s1"
+	m.Update(statusMsg{&api.Status{Status: agent.Status{Session: "s1", Messages: 12, Epoch: 2}}})
+	meter := func(messages int, epoch uint64) tea.Cmd {
+		return m.incoming(api.Status{Status: agent.Status{Session: "s1", Messages: messages, Epoch: epoch}})
+	}
+	if meter(14, 2) != nil {
+		t.Error("messages appended without a rewrite read the session again")
+	}
+	if m.incoming(api.Status{Status: agent.Status{Session: "other", Epoch: 9}}) != nil {
+		t.Error("another session's meter read this one again")
+	}
+	m.busy = "compaction"
+	if meter(4, 3) != nil {
+		t.Error("the chat's own compaction read the session again")
+	}
+	m.Update(commandDoneMsg{text: "compacted"})
+	if meter(4, 3) != nil {
+		t.Error("the chat's own compaction read the session again after it ended")
+	}
+	m.Update(statusMsg{&api.Status{Status: agent.Status{Session: "s1", Messages: 4, Epoch: 3}}})
+	if meter(5, 4) == nil {
+		t.Fatal("an undo made elsewhere (epoch 3 → 4) was not noticed")
+	}
+	if meter(5, 4) != nil || meter(5, 3) != nil {
+		t.Error("the same change, or an older meter, read the session again")
+	}
+}

@@ -91,7 +91,13 @@ type model struct {
 
 	session, title string
 	status         *api.Status
-	approvals      []Approval
+	// drawnEpoch is the view epoch of the session as drawn here. adopt is set from the end of this chat's own
+	// work (opening the session, a turn, /compact, /undo…) until its own status read answers: the epoch that
+	// read reports is this chat's doing. Otherwise a meter with a later epoch means another window or the CLI
+	// rewrote the session (a compaction, an undo, a checkpoint edit), and the conversation is read again.
+	drawnEpoch uint64
+	adopt      bool
+	approvals  []Approval
 
 	history  []string // what was sent, oldest first
 	histPos  int      // len(history) when not browsing
@@ -136,6 +142,8 @@ type (
 		page      api.SessionResult
 		err       error
 		fresh     bool
+		// changed: read again because another window or the CLI rewrote the session.
+		changed bool
 	}
 	statusMsg struct{ st *api.Status }
 )
@@ -189,9 +197,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case turnDoneMsg:
 		m.turnDone(msg)
+		m.adopt = true
 		cmds = append(cmds, m.fetchStatus())
 	case commandDoneMsg:
-		m.busy, m.cancel, m.stopping, m.notice = "", nil, false, ""
+		m.busy, m.cancel, m.stopping, m.notice, m.adopt = "", nil, false, "", true
 		switch {
 		case msg.err != nil:
 			m.say(m.sty.failed.Render(errorText(msg.err)))
@@ -204,7 +213,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.fetchStatus())
 	case statusMsg:
 		if msg.st != nil && msg.st.Session == m.session {
-			m.status = msg.st
+			m.status, m.drawnEpoch, m.adopt = msg.st, max(m.drawnEpoch, msg.st.Epoch), false
 		}
 	}
 	var cmd tea.Cmd
@@ -403,8 +412,15 @@ func (m *model) incoming(v any) tea.Cmd {
 		}
 		m.event(v)
 	case api.Status:
-		if v.Session == m.session {
-			m.status = &v
+		if v.Session != m.session || m.session == "" {
+			break
+		}
+		m.status = &v
+		if v.Epoch > m.drawnEpoch {
+			m.drawnEpoch = v.Epoch
+			if m.busy == "" && !m.adopt {
+				return m.reopen()
+			}
 		}
 	case Approval:
 		m.approvals = append(m.approvals, v)
@@ -762,6 +778,16 @@ func (m *model) openSession(id string, fresh bool) tea.Cmd {
 	}
 }
 
+// reopen reads the session again after another window or the CLI rewrote it, and draws it.
+func (m *model) reopen() tea.Cmd {
+	open := m.openSession(m.session, false)
+	return func() tea.Msg {
+		msg := open().(sessionMsg)
+		msg.changed = true
+		return msg
+	}
+}
+
 // errNoSessions: the workspace has no session to continue.
 var errNoSessions = errors.New("this workspace has no sessions yet")
 
@@ -798,12 +824,16 @@ func FindSession(ctx context.Context, client *Client, id string) (api.SessionSum
 
 // sessionLoaded draws a session opened or switched to.
 func (m *model) sessionLoaded(msg sessionMsg) {
+	if msg.changed && (m.busy != "" || msg.id != m.session) {
+		return // a turn or another session started meanwhile: it draws what it does
+	}
 	m.busy = ""
 	if msg.err != nil {
 		m.say(m.sty.failed.Render(errorText(msg.err)))
 		return
 	}
 	m.blocks, m.drawn, m.session, m.title, m.status, m.follow = nil, "", msg.id, msg.title, nil, true
+	m.drawnEpoch, m.adopt = 0, true // the status read after it says which epoch this draws
 	if msg.id == "" {
 		m.say(m.sty.dim.Render("A new session starts with your first message. /help lists the commands."))
 		return
@@ -815,6 +845,10 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		if b, ok := m.storedBlock(pm, msg.page.Messages); ok {
 			m.add(b)
 		}
+	}
+	if msg.changed {
+		m.say(m.sty.dim.Render(fmt.Sprintf("The session was changed outside this chat (a compaction, an undo or a checkpoint edit in another window or on the command line): read again, %d messages.", msg.page.Total)))
+		return
 	}
 	m.say(m.sty.dim.Render(fmt.Sprintf("Continuing session %s (%d messages). /new starts another; /help lists the commands.", shortID(msg.id), msg.page.Total)))
 }

@@ -63,15 +63,15 @@ func (term terminal) waitFor(text string) string {
 // shared daemon it starts: a prompt streams its reply (markdown drawn for the terminal), a file write waits for
 // the user's y, tool calls fold to one line, the meter is drawn; Ctrl-C stops a slow turn (the provider sees
 // the request cancelled) and a second one leaves with code 0; slash commands answer, a mistyped one gets a hint,
-// a refused setting says why; chat run again continues the session with its messages; the daemon leaves
-// after its idle time.
+// a refused setting says why; chat run again continues the session with its messages; a compaction on the
+// command line is drawn in the open chat; the daemon leaves after its idle time.
 func TestChat_InATerminal(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (apt-get install tmux)")
 	}
 	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
 		{Text: "Writing the notes.", ToolCalls: []providertest.ToolCall{{ID: "call_w", Name: "write_file", Arguments: `{"path":"notes.md","content":"# Notes\n"}`}}},
-		{Text: "**Done**: wrote `notes.md`.", DelayMs: 1500},
+		{Text: "**Done**: wrote `notes.md`.\n\n" + strings.Repeat("The notes hold what we found. ", 40), DelayMs: 1500},
 		{Text: "Running it.", ToolCalls: []providertest.ToolCall{{ID: "call_s", Name: "run_command", Arguments: `{"command":"sleep 30"}`}}},
 		{Text: "too slow", DelayMs: 60_000},
 	}})
@@ -193,6 +193,16 @@ func TestChat_InATerminal(t *testing.T) {
 	term.waitFor("Continuing session")
 	term.keys("/sessions", "Enter")
 	term.waitFor("*  1  " + sessionID[:8]) // the current one, listed among its workspace's sessions
+	// A compaction on the command line, through the same daemon: the open chat reads the session again.
+	compact := exec.Command(binary, "--data-dir", data, "--config", cfg, "compact", sessionID)
+	compact.Dir = ws
+	if out, err := compact.CombinedOutput(); err != nil || !strings.Contains(string(out), "compacted") {
+		t.Fatalf("compact on the command line: %v\n%s", err, out)
+	}
+	reread := term.waitFor("The session was changed outside this chat")
+	if !strings.Contains(reread, "⟳ checkpoint") || strings.Contains(reread, "Done: wrote") {
+		t.Errorf("the conversation was not drawn again after the compaction:\n%s", reread)
+	}
 	term.keys("/exit", "Enter")
 	term.waitFor("the session works in " + ws)
 	term.waitFor("CHAT-EXIT=0")

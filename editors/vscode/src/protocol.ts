@@ -24,6 +24,8 @@ export interface Status {
   auto: boolean;
   overHardLimit: boolean;
   lastCheckpointPartial: boolean;
+  /** Raised by every compaction, reduction, undo or checkpoint edit of the session; never goes back. */
+  epoch?: number;
   uncertainCalls: string[] | null;
   compacting: boolean;
   /** The daemon's sentences about the session's state (uncertain calls, a partial checkpoint). */

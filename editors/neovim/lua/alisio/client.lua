@@ -79,15 +79,22 @@ end
 
 --- installed says whether the configured alisio-lsp can be run; when it cannot, it says what to do (at setup,
 --- and at each command that would start it, rather than Neovim's generic "Spawning language server" error).
-function M.installed()
+--- With later (setup, while the user's init.lua runs) the message waits until Neovim has started, so that it
+--- is not shown as an error of their init.lua.
+function M.installed(later)
   local cmd = config.get().cmd[1]
   if vim.fn.executable(cmd) == 1 then
     return true
   end
-  util.notify(string.format(
+  local msg = string.format(
     "'%s' was not found. Install it (in an alisio-lsp checkout: go build -o ~/.local/bin/alisio-lsp ./cmd/alisio-lsp) "
       .. "and make sure it is on PATH, or give its path: require('alisio').setup({cmd = {'/path/to/alisio-lsp', 'serve'}}). "
-      .. ':checkhealth alisio checks it.', cmd), util.levels.ERROR)
+      .. ':checkhealth alisio checks it.', cmd)
+  if later then
+    vim.schedule(function() util.notify(msg, util.levels.ERROR) end)
+  else
+    util.notify(msg, util.levels.ERROR)
+  end
   return false
 end
 

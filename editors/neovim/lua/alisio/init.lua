@@ -34,7 +34,7 @@ end
 function M.setup(opts)
   helptags()
   state.config = vim.tbl_deep_extend('force', config.defaults, opts or {})
-  if not client.installed() then
+  if not client.installed(true) then
     return false
   end
   if state.config.autostart then

@@ -238,6 +238,9 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if reply.Usage.PromptTokens > 0 {
 			a.shared.calibrate(a.Store, id, p.chars, reply.Usage.PromptTokens)
 		}
+		if reply.Message.Usage != nil {
+			reply.Message.Usage.RequestChars = p.chars // stored: the calibration outlives the daemon
+		}
 		// The assistant message, with its calls, is the journal entry written before any call runs.
 		if err := a.appendTo(st, &view, reply.Message); err != nil {
 			return res, fmt.Errorf("saving the reply: %w", err)
@@ -357,8 +360,21 @@ type Calibration struct {
 }
 
 // Calibration returns the session's usage calibration, the same for every agent of the daemon (Shared).
-func (a *Agent) Calibration(id string) Calibration {
-	last := a.shared.calibrationOf(a.Store, id)
+func (a *Agent) Calibration(id string) (Calibration, error) {
+	sess, err := a.Store.Session(id)
+	if err != nil {
+		return Calibration{}, err
+	}
+	return a.calibration(sess), nil
+}
+
+// calibration is the calibration of sess from the last request this daemon sent for it, else from the last
+// reply stored with the request's size (one sent before a restart).
+func (a *Agent) calibration(sess storage.Session) Calibration {
+	last := a.shared.calibrationOf(a.Store, sess.ID)
+	if t := sess.Head.Totals; last.reported == 0 && t != nil && t.Usage != nil && t.Usage.Last.RequestChars > 0 {
+		last = calibration{chars: t.Usage.Last.RequestChars, reported: t.Usage.Last.PromptTokens}
+	}
 	c := Calibration{EstimatedTokens: transcript.EstimateTokens(last.chars), ReportedTokens: last.reported}
 	if last.reported > 0 {
 		c.CharsPerToken = float64(last.chars) / float64(last.reported)
@@ -389,7 +405,7 @@ func (a *Agent) Status(id string) (Status, error) {
 	}
 	st := a.statusOf(sess, sum)
 	st.CompactingInBackground = state.running()
-	c := a.Calibration(id)
+	c := a.calibration(sess)
 	st.LastReportedTokens, st.CalibratedTokens = c.ReportedTokens, st.EstimatedTokens
 	if c.CharsPerToken > 0 {
 		st.CalibratedTokens = int(float64(st.UsedChars+st.ToolsChars) / c.CharsPerToken)

@@ -169,12 +169,22 @@ func TestAgent_ToolLoopAcrossTurns(t *testing.T) {
 	if h.agent.Window != 32768 || h.agent.WindowSource != "models" {
 		t.Fatalf("window %d from %q", h.agent.Window, h.agent.WindowSource)
 	}
-	if c := h.agent.Calibration(id); c.ReportedTokens == 0 || c.CharsPerToken == 0 {
-		t.Fatalf("calibration %+v", c)
+	if c, err := h.agent.Calibration(id); err != nil || c.ReportedTokens == 0 || c.CharsPerToken == 0 {
+		t.Fatalf("calibration %+v %v", c, err)
 	}
 	st, err := h.agent.Status(id)
 	if err != nil || st.LastReportedTokens == 0 || st.CalibratedTokens == 0 || st.EstimatedTokens == 0 || st.WindowSource != "models" {
 		t.Fatalf("status %+v", st)
+	}
+	// A restarted daemon (a new Shared) calibrates the meter from the stored reply, as before the restart.
+	restarted, err := agent.New(context.Background(), agent.NewShared(), h.store, h.agent.Settings(), h.ws, nil, provider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restarted.Tools.Close()
+	again, err := restarted.Status(id)
+	if err != nil || again.LastReportedTokens != st.LastReportedTokens || again.CalibratedTokens != st.CalibratedTokens {
+		t.Fatalf("after a restart the meter shows %d calibrated tokens (%d reported); before it %d (%d)", again.CalibratedTokens, again.LastReportedTokens, st.CalibratedTokens, st.LastReportedTokens)
 	}
 }
 

@@ -67,6 +67,9 @@ type Usage struct {
 	// CacheWriteTokens the part written to it (Anthropic: billed at 125 %); the rest is uncached input.
 	CachedTokens     int `json:"cachedTokens,omitempty"`
 	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
+	// RequestChars is the request's size in chars as the agent measured it (instructions, tool catalog and
+	// transcript): beside PromptTokens it calibrates the context meter, also after a restart (0: not measured).
+	RequestChars int `json:"requestChars,omitempty"`
 }
 
 // Message is one entry of the transcript.

@@ -62,7 +62,7 @@ export interface UsageTotals {
   input: number;
   cached?: number;
   cacheWrite?: number;
-  last: { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number };
+  last: { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number; requestChars?: number };
 }
 
 /** One kind of the fidelity ledger: how many anchors the replaced messages held, how many the summary kept, how many were added. */

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,10 @@ type workloadFigures struct {
 	CacheReads, Uncached, AfterRewrite, Summarizer float64
 	// rewritten marks, agent request by agent request, the ones that do not begin with most of the one before.
 	rewritten []bool
+	// Floor is what these same requests would bill with a cache that held every piece already sent (the tool
+	// catalog, the instructions, each message) wherever it stood: the least any prompt cache, prefix-based or
+	// not, can bill them, and so the least any order of their parts can reach.
+	Floor float64
 	// Breakpoints are the fewest and most cache_control breakpoints of an agent request (Anthropic).
 	MinBreakpoints, MaxBreakpoints int
 	// LongestTurn is the longest time a prompt took to answer (the provider answers at once: what it waited
@@ -160,6 +165,7 @@ func (f *workloadFigures) bill(prov *providertest.Server) {
 	}
 	f.Billed, f.SummarizerBill, f.SummarizerCalls = billed/max(full, 1), summaries/max(billed, 1), calls
 	f.CacheReads, f.Uncached, f.AfterRewrite, f.Summarizer = reads/max(full, 1), fresh/max(full, 1), rewritten/max(full, 1), summaries/max(full, 1)
+	f.Floor = anyPositionFloor(prov.Requests())
 	f.MinBreakpoints = -1
 	for _, req := range prov.Requests() {
 		if _, tools := req["tools"]; !tools || asksCheckpoint(req) {
@@ -172,6 +178,58 @@ func (f *workloadFigures) bill(prov *providertest.Server) {
 		}
 		f.MaxBreakpoints = max(f.MaxBreakpoints, n)
 	}
+}
+
+// cacheControl matches a cache_control field as a request's JSON carries it, to compare pieces without it.
+var cacheControl = regexp.MustCompile(`,?"cache_control":\{[^}]*\}`)
+
+// anyPositionFloor is requests' bill, at 10 % for a piece already sent in an earlier request wherever it stood
+// and at 100 % for a new one (no write premium), over all of them at 100 % (tokens as chars/4). A piece is the
+// tool catalog, the instructions, a message, or for Anthropic a system or content block.
+func anyPositionFloor(requests []map[string]any) float64 {
+	seen := map[string]bool{}
+	var full, billed float64
+	add := func(v any) {
+		if v == nil {
+			return
+		}
+		raw, _ := json.Marshal(v)
+		text := cacheControl.ReplaceAllString(string(raw), "")
+		tokens := float64(len(text)) / 4
+		full += tokens
+		if seen[text] {
+			billed += 0.1 * tokens
+		} else {
+			billed += tokens
+			seen[text] = true
+		}
+	}
+	for _, req := range requests {
+		add(req["tools"])
+		add(req["instructions"])
+		if blocks, ok := req["system"].([]any); ok { // Anthropic caches system blocks one by one
+			for _, b := range blocks {
+				add(b)
+			}
+		} else {
+			add(req["system"])
+		}
+		for _, key := range []string{"messages", "input"} {
+			list, _ := req[key].([]any)
+			for _, m := range list {
+				msg, _ := m.(map[string]any)
+				blocks, ok := msg["content"].([]any) // Anthropic: a message's content blocks
+				if !ok {
+					add(m)
+					continue
+				}
+				for _, b := range blocks {
+					add(map[string]any{"role": msg["role"], "block": b})
+				}
+			}
+		}
+	}
+	return billed / max(full, 1)
 }
 
 // measure computes the figures from what the provider received.
@@ -330,6 +388,7 @@ func BenchmarkPromptCacheBill(b *testing.B) {
 					b.ReportMetric(100*f.Uncached, "uncached-%")
 					b.ReportMetric(100*f.AfterRewrite, "after-rewrite-%")
 					b.ReportMetric(100*f.Summarizer, "summarizer-%")
+					b.ReportMetric(100*f.Floor, "any-position-floor-%")
 					b.ReportMetric(float64(f.SummarizerCalls), "summaries")
 					b.ReportMetric(float64(f.MaxBreakpoints), "max-breakpoints")
 					b.ReportMetric(float64(f.MinBreakpoints), "min-breakpoints")

@@ -550,5 +550,13 @@ func TestNeovim_EditCheckpointAndUndo(t *testing.T) {
 	if undo := fmt.Sprint(res["undo_of_edits"]); !strings.Contains(undo, "saves in a row, with no message between them, are one edit") {
 		t.Errorf("the undo of two saves does not say they were one edit: %s", undo)
 	}
+	// The boundary after an undo and a new compaction counts what that compaction replaced.
+	var replaced, counted int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(fmt.Sprint(res["second_compaction"]), "Alisio: "), "compacted %d messages", &replaced); err != nil {
+		t.Errorf("the second compaction's notice: %v (%v)", res["second_compaction"], err)
+	}
+	if _, err := fmt.Sscanf(fmt.Sprint(res["boundary"]), "── %d messages compacted", &counted); err != nil || counted != replaced {
+		t.Errorf("after an undo the chat's boundary says %q, the compaction %q", res["boundary"], res["second_compaction"])
+	}
 	t.Logf("notes: %v", r.Notes)
 }

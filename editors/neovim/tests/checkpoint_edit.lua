@@ -62,4 +62,25 @@ vim.cmd('AlisioUndoCompact')
 H.wait(5000, function() return H.noted('Undid the last compaction') ~= nil end, 'the undo of the compaction')
 vim.cmd('AlisioUndoCompact')
 H.wait(5000, function() return H.noted('nothing to undo') ~= nil end, 'nothing left to undo')
+-- Compacted again after the undo: the chat's boundary counts what this compaction replaced, not the undone
+-- checkpoint or its edits.
+local function compactions()
+  local n = {}
+  for _, note in ipairs(H.notes) do
+    if note.msg:find('compacted %d+ messages') then table.insert(n, note.msg) end
+  end
+  return n
+end
+local before = #compactions()
+vim.cmd('AlisioCompact')
+H.wait(20000, function() return #compactions() > before end, 'the second compaction')
+H.record('second_compaction', compactions()[#compactions()])
+vim.cmd('Alisio')
+H.wait(5000, function()
+  local b = require('alisio.chat').buf()
+  return b and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n'):find('compacted into a checkpoint') ~= nil
+end, 'the boundary in the chat')
+for _, l in ipairs(vim.api.nvim_buf_get_lines(require('alisio.chat').buf(), 0, -1, false)) do
+  if l:find('compacted into a checkpoint', 1, true) then H.record('boundary', l) end
+end
 H.done()

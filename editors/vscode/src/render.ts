@@ -59,6 +59,10 @@ export interface ChatMessage {
   summary?: boolean;
   partial?: boolean;
   compacted?: boolean;
+  /** A checkpoint or reduced copy whose compaction was undone. */
+  undone?: boolean;
+  /** A copy the context budget cut (its original is in the history too). */
+  truncated?: boolean;
   /** The message's size as compaction counts it (text, reasoning, tool calls). */
   chars?: number;
   /** What became of each tool call (parallel to toolCalls), as the daemon paired them. */
@@ -170,6 +174,11 @@ export interface PageInfo {
   compacted: number;
 }
 
+/** isOriginal says a compacted message is one the user or the model wrote, not a checkpoint or a reduced copy. */
+function isOriginal(m: ChatMessage): boolean {
+  return !m.summary && !m.truncated && !m.undone;
+}
+
 /** conversation renders the session: its messages (the compacted originals gathered behind the checkpoint's
  * boundary, which expands to the checkpoint and to them), tool calls one line each, uncertain calls marked, and
  * the daemon's notices about the session (status.notices) with their actions.
@@ -203,7 +212,10 @@ export function conversation(messages: ChatMessage[], notices: Notice[], page: P
   };
   // The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
   // the history: its boundary comes first, over the originals it replaced.
-  const originals = messages.filter((m) => m.compacted);
+  // Only what the user and the model said counts as an original: not an earlier or undone checkpoint, nor a
+  // reduced copy (its original is in the history too).
+  const replaced = messages.filter((m) => m.compacted);
+  const originals = replaced.filter(isOriginal);
   const out: string[] = [];
   if (page.earlier > 0) {
     // The history starts with the compacted originals: often every earlier message is one of them.
@@ -213,7 +225,7 @@ export function conversation(messages: ChatMessage[], notices: Notice[], page: P
   }
   const live = messages.find((m) => m.summary && !m.compacted);
   if (live) {
-    const total = Math.max(page.compacted, originals.length);
+    const total = page.earlier > 0 ? Math.max(page.compacted - (replaced.length - originals.length), originals.length) : originals.length;
     const partial = live.partial ? ' · <span class="warn">partial checkpoint</span>' : '';
     const sizes = originals.length === total ? `${human(originals.reduce((n, o) => n + (o.chars ?? chars(o.text)), 0))} → ${human(live.chars ?? chars(live.text))} chars`
       : `now ${human(live.chars ?? chars(live.text))} chars`;

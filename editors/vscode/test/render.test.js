@@ -53,6 +53,20 @@ test('the compaction boundary says what it replaced and expands to the checkpoin
   assert.ok(html.indexOf('compacted into a checkpoint') < html.indexOf('deploy'));
 });
 
+test('after an undo and a new compaction the boundary counts only the originals: not the undone checkpoint, nor a reduced copy', () => {
+  const html = render.conversation([
+    { role: 'user', text: 'aaaa', compacted: true },
+    { role: 'assistant', text: 'bbbbbb', compacted: true },
+    { role: 'user', text: '[Checkpoint] the undone one', summary: true, compacted: true, undone: true },
+    { role: 'tool', toolCallId: 'c1', text: 'cut', truncated: true, compacted: true, undone: true },
+    { role: 'user', text: '[Checkpoint] now', summary: true },
+    { role: 'user', text: 'next' },
+  ], [], { earlier: 0, compacted: 4 });
+  assert.match(html, /2 messages compacted into a checkpoint, 10 → 16 chars/);
+  assert.match(html, /The 2 compacted originals/);
+  assert.doesNotMatch(html, /the undone one/);
+});
+
 test('the header shows the numbers of the status bar item, the model and the window; over the limit it says so', () => {
   assert.match(render.header(status, 'qwen2.5-coder', 'fix the parser'), /class="fill" data-pct="13"[\s\S]*class="mark" data-pct="85"[\s\S]*17k \/ 128k tokens[\s\S]*fix the parser · qwen2.5-coder · 128k-token window · 61k of 800k chars[\s\S]*data-action="compact"/);
   assert.match(render.header({ ...status, overHardLimit: true }, 'm', 't'), /class="meter error"[\s\S]*over limit/);

@@ -52,15 +52,22 @@ function M.render(messages, notices, page)
     last = m.role
   end
   -- The compacted originals come first in the history; they are gathered behind the checkpoint's boundary.
-  local originals = {}
+  -- Only what the user and the model said counts as an original: not an earlier or undone checkpoint, nor a
+  -- reduced copy (its original is in the history too).
+  local originals, others = {}, 0
   for _, m in ipairs(messages) do
-    if m.compacted then
+    if m.compacted and not m.summary and not m.truncated and not m.undone then
       table.insert(originals, m)
+    elseif m.compacted then
+      others = others + 1
     end
   end
   local earlier = page.earlier or 0
-  -- Every compacted message of the history, though only the last ones may be in this page.
-  local total = math.max(page.compacted or 0, #originals)
+  -- Every compacted original of the history, though only the last ones may be in this page.
+  local total = #originals
+  if earlier > 0 then
+    total = math.max((page.compacted or 0) - others, #originals)
+  end
   if earlier > 0 then
     -- The history starts with the compacted originals: often every earlier message is one of them.
     local what = total - #originals >= earlier and 'compacted original' or 'earlier message'

@@ -86,8 +86,19 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, workspace, version str
 	return c, nil
 }
 
-// Incoming delivers what the daemon sends: api.Event, api.Status, Approval, Notice, then Disconnected.
+// Incoming delivers what the daemon sends: api.Event, api.Status, Approval, Notice, then Disconnected; and
+// what was given to After.
 func (c *Client) Incoming() <-chan any { return c.incoming }
+
+// After delivers v on Incoming after everything the daemon sent before it. A call's result given to After as
+// soon as Call returns comes after the call's notifications: the connection hands each notification to
+// Incoming before it reads the next message, the call's response among them.
+func (c *Client) After(v any) {
+	select {
+	case c.incoming <- v:
+	case <-c.conn.Done(): // Disconnected says what to do
+	}
+}
 
 // Call sends a request and decodes its result into result (when not nil). When ctx ends first the daemon is
 // told to stop it ($/cancelRequest) and the error is ctx's.

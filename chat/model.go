@@ -189,6 +189,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, cmd
 	case incomingMsg:
+		if done, ok := msg.v.(turnDoneMsg); ok {
+			cmds = append(cmds, m.finishTurn(done), m.next())
+			break
+		}
 		if cmd := m.incoming(msg.v); cmd != nil {
 			cmds = append(cmds, cmd)
 		}
@@ -196,9 +200,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, m.next())
 		}
 	case turnDoneMsg:
-		m.turnDone(msg)
-		m.adopt = true
-		cmds = append(cmds, m.fetchStatus())
+		cmds = append(cmds, m.finishTurn(msg))
 	case commandDoneMsg:
 		m.busy, m.cancel, m.stopping, m.notice, m.adopt = "", nil, false, "", true
 		switch {
@@ -366,8 +368,17 @@ func (m *model) prompt(text string) tea.Cmd {
 		if res.Session == "" {
 			res.Session = session
 		}
-		return turnDoneMsg{res: res, err: err}
+		// The turn's last events may still wait on Incoming: the turn ends after them, not before.
+		m.client.After(turnDoneMsg{res: res, err: err})
+		return nil
 	}
+}
+
+// finishTurn ends the turn and asks for the meter it left.
+func (m *model) finishTurn(msg turnDoneMsg) tea.Cmd {
+	m.turnDone(msg)
+	m.adopt = true
+	return m.fetchStatus()
 }
 
 // turnDone draws the finished turn for good (its text as markdown) and says how it ended.

@@ -940,7 +940,8 @@ func (m *model) command(c Command) tea.Cmd {
 				case errors.Is(err, context.Canceled):
 					return commandDoneMsg{text: "The compaction was stopped: the session is as it was."}
 				case errors.As(err, &re) && re.Kind() == api.KindNothingToCompact:
-					return commandDoneMsg{text: "Nothing to compact yet: the whole conversation is in the turns a compaction keeps (compaction.keepTurns)."}
+					// The daemon's words say why: too little history before the kept turns, or no gain.
+					return commandDoneMsg{text: "Compaction skipped: " + strings.TrimPrefix(re.Message, "compaction ")}
 				}
 				return commandDoneMsg{err: err}
 			}

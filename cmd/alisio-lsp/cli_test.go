@@ -1011,3 +1011,19 @@ func TestCLI_WordsForMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_ContextNamesTheProjectRules: `context` in words names the workspace's AGENTS.md and its size.
+func TestCLI_ContextNamesTheProjectRules(t *testing.T) {
+	data, ws := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("Never edit files under vendor/.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(file, []byte(`[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(mustCLI(t, data, "sessions", "import", "--workspace", ws, file))
+	if out := mustCLI(t, data, "context", id); !strings.Contains(out, "\nrules       AGENTS.md: ") {
+		t.Fatalf("context does not name AGENTS.md:\n%s", out)
+	}
+}

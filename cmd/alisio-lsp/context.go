@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -164,6 +165,12 @@ func (a *app) contextCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				// The project rules are the session's workspace's, wherever the command runs.
+				if sess, err := st.Session(id); err == nil && sess.Workspace != "" {
+					if fi, err := os.Stat(sess.Workspace); err == nil && fi.IsDir() {
+						m.Workspace = sess.Workspace
+					}
+				}
 				if apply {
 					_, perr := m.Prepare(cmd.Context(), id, &compaction.Guard{}, a.events(id))
 					if perr != nil {
@@ -203,6 +210,9 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 	thr := s.Threshold
 	a.printf("session     %s (%d messages)\n", s.Session, s.Messages)
 	a.printf("size        %s\n", sizeLine(compaction.Sizes{Instructions: s.InstructionsChars, Transcript: s.TranscriptChars, Tools: s.ToolsChars}))
+	if r := s.Rules; r != nil && r.File != "" {
+		a.printf("rules       %s: %s chars of the instructions, in every request (projectRules in the config)\n", r.File, thousands(r.Chars))
+	}
 	meter, source := api.MeterOf(s), "estimated at about 4 chars a token"
 	if meter.TokensSource == "calibrated" {
 		source = "calibrated from the provider's counts"

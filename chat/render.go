@@ -203,7 +203,7 @@ func contextView(parts []agent.ContextPart, st *api.Status, width int) string {
 		}
 		row(&b, 2, "instructions", st.InstructionsChars)
 		if st.Rules != nil {
-			row(&b, 4, "of which project rules ("+clip(st.Rules.File, 14)+")", st.Rules.Chars)
+			row(&b, 4, "project rules ("+clip(st.Rules.File, 14)+")", st.Rules.Chars)
 		}
 		row(&b, 2, "tool catalog", st.ToolsChars)
 	}

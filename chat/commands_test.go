@@ -210,6 +210,24 @@ func TestNotice(t *testing.T) {
 	}
 }
 
+// TestCommandErrorsStay: a slash command refused after it was sent (its line is gone from the input) answers
+// in the conversation, where it stays, not only in the notice the next key clears.
+func TestCommandErrorsStay(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.resize(80, 20)
+	for _, line := range []string{"/plugins enable nosuch", "/plugins frob", "/settings no.such 1"} {
+		m.input.SetValue(line)
+		m.send()
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
+	}
+	view := m.View()
+	for _, want := range []string{`no plugin is named "nosuch"`, "use /plugins enable NAME", "no.such"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("after the refused commands and a key, %q is not on screen:\n%s", want, view)
+		}
+	}
+}
+
 // TestRewrittenElsewhere: a meter whose epoch is later than the one drawn means another window or the CLI
 // rewrote the session, and the chat reads it again, once; not for its own turn or command (nor a meter that
 // arrives before that work's own status read), nor for messages appended without a rewrite (a stopped turn's

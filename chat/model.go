@@ -1015,7 +1015,7 @@ func (m *model) pluginsCommand(arg string) tea.Cmd {
 		return nil
 	}
 	if verb != "enable" && verb != "disable" || name == "" {
-		m.notice = "use /plugins enable NAME or /plugins disable NAME"
+		m.say(m.sty.failed.Render("use /plugins enable NAME or /plugins disable NAME"))
 		return nil
 	}
 	on := verb == "enable"
@@ -1031,7 +1031,7 @@ func (m *model) pluginsCommand(arg string) tea.Cmd {
 		}
 	}
 	if !found {
-		m.notice = fmt.Sprintf("no plugin is named %q: /plugins lists them", name)
+		m.say(m.sty.failed.Render(fmt.Sprintf("no plugin is named %q: /plugins lists them", name)))
 		return nil
 	}
 	return m.applySettings(fmt.Sprintf("%s is %sd for this chat.", name, verb))
@@ -1065,7 +1065,7 @@ func (m *model) settingsCommand(arg string) tea.Cmd {
 		before[k] = v
 	}
 	if err := m.overrides.Set(key, value); err != nil {
-		m.notice = err.Error()
+		m.say(m.sty.failed.Render(err.Error()))
 		return nil
 	}
 	if _, err := config.Overlay(m.opts.Config, m.overrides.JSON(), "/settings"); err != nil {

@@ -168,3 +168,30 @@ func (o Overrides) Keys() []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// mergeSettings is over laid on base, two JSON objects of settings: an object in both is merged key by key,
+// any other value of over replaces base's. An empty base gives over.
+func mergeSettings(base, over json.RawMessage) json.RawMessage {
+	var b, o map[string]any
+	if json.Unmarshal(base, &b) != nil || b == nil {
+		return over
+	}
+	if json.Unmarshal(over, &o) != nil {
+		return base
+	}
+	raw, _ := json.Marshal(mergeObjects(b, o))
+	return raw
+}
+
+func mergeObjects(base, over map[string]any) map[string]any {
+	for k, v := range over {
+		if bo, ok := base[k].(map[string]any); ok {
+			if oo, ok := v.(map[string]any); ok {
+				base[k] = mergeObjects(bo, oo)
+				continue
+			}
+		}
+		base[k] = v
+	}
+	return base
+}

@@ -261,3 +261,15 @@ func TestRewrittenElsewhere(t *testing.T) {
 		t.Error("the same change, or an older meter, read the session again")
 	}
 }
+
+// TestMergeSettings: /settings go over the chat's config file key by key; an empty file gives the changes.
+func TestMergeSettings(t *testing.T) {
+	got := string(mergeSettings(json.RawMessage(`{"provider":{"kind":"openai","model":"a"},"limits":{"maxContextChars":9000}}`),
+		json.RawMessage(`{"limits":{"maxOutputTokens":8192},"provider":{"model":"b"}}`)))
+	if want := `{"limits":{"maxContextChars":9000,"maxOutputTokens":8192},"provider":{"kind":"openai","model":"b"}}`; got != want {
+		t.Errorf("merged %s, want %s", got, want)
+	}
+	if got := string(mergeSettings(nil, json.RawMessage(`{"a":1}`))); got != `{"a":1}` {
+		t.Errorf("no file: %s", got)
+	}
+}

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,9 +29,12 @@ type Options struct {
 	// Session continues this session; "" the workspace's most recent one, unless New.
 	Session string
 	New     bool
-	// Config is the configuration the daemon was started with as this process reads it: its plugins for
-	// /plugins, and the base /settings are checked against.
+	// Config is the configuration the chat runs with as this process reads it: its plugins for /plugins, and
+	// the base /settings are checked against.
 	Config config.Config
+	// Settings, when the chat was given a config file, is that file's JSON: the chat's settings over those of
+	// the shared daemon, which another window may have started with another file (/settings go over both).
+	Settings json.RawMessage
 	// In and Out are the terminal.
 	In  io.Reader
 	Out io.Writer
@@ -48,6 +52,12 @@ const leaveWindow = 3 * time.Second
 // Run runs the chat on client until the user leaves. A request still running then is stopped.
 func Run(ctx context.Context, client *Client, opts Options) error {
 	m := newModel(ctx, client, opts)
+	if len(opts.Settings) > 0 {
+		// Sent before anything else, so that the first request already runs with them.
+		if err := m.sendSettings(ctx); err != nil {
+			return fmt.Errorf("giving the shared daemon this chat's config file: %w", err)
+		}
+	}
 	p := tea.NewProgram(m, tea.WithInput(opts.In), tea.WithOutput(opts.Out), tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
 	if fm, ok := final.(*model); ok {
@@ -1086,11 +1096,15 @@ func (m *model) settingsCommand(arg string) tea.Cmd {
 
 // applySettings sends the chat's settings to the daemon, as an editor sends its own.
 func (m *model) applySettings(done string) tea.Cmd {
-	settings := m.overrides.JSON()
 	return func() tea.Msg {
-		err := m.client.Notify(m.ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": settings}})
-		return commandDoneMsg{text: done, err: err}
+		return commandDoneMsg{text: done, err: m.sendSettings(m.ctx)}
 	}
+}
+
+// sendSettings gives the daemon the chat's settings: its config file's, then the /settings changes over them.
+func (m *model) sendSettings(ctx context.Context) error {
+	settings := mergeSettings(m.opts.Settings, m.overrides.JSON())
+	return m.client.Notify(ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"alisio": settings}})
 }
 
 // errorText is what the user reads of a failed request.

@@ -72,8 +72,16 @@ func (a *app) chatCommand() *cobra.Command {
 					}
 				}
 			}
-			runErr := chat.Run(ctx, client, chat.Options{Session: sessionID, New: fresh, Config: a.cfg, In: os.Stdin, Out: os.Stdout,
-				Resume: a.chatCommandLine(workspace)})
+			opts := chat.Options{Session: sessionID, New: fresh, Config: a.cfg, In: os.Stdin, Out: os.Stdout, Resume: a.chatCommandLine(workspace)}
+			if a.configPath != "" {
+				// The shared daemon may run with another file (another window started it): this chat's goes over it.
+				if opts.Settings, err = os.ReadFile(a.path(a.configPath)); err != nil {
+					_ = client.Close()
+					wait()
+					return fmt.Errorf("reading the config file: %w", err)
+				}
+			}
+			runErr := chat.Run(ctx, client, opts)
 			_ = client.Close()
 			wait()
 			return runErr

@@ -243,3 +243,48 @@ func TestChat_WhatItRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestChat_ItsOwnConfig: a chat given --config talks to the model that file names, also when the shared daemon
+// was started by another chat with another file (the daemon then runs on).
+func TestChat_ItsOwnConfig(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install tmux)")
+	}
+	modelOf := func(name string) string {
+		srv := providertest.New(providertest.Script{Replies: []providertest.Reply{{Text: "This is model " + name + "."}}, Loop: true})
+		hs := httptest.NewServer(srv)
+		t.Cleanup(hs.Close)
+		return configFor(t, hs.URL)
+	}
+	cfgA, cfgB := modelOf("A"), modelOf("B")
+	data, ws := t.TempDir(), t.TempDir()
+	chatWith := func(cfg string) string {
+		return fmt.Sprintf("env ALISIO_DAEMON_IDLE=1s %s --data-dir %s --config %s chat --new --workspace %s; echo CHAT-EXIT=$?; sleep 600", binary, data, cfg, ws)
+	}
+	first := terminal{t: t, socket: fmt.Sprintf("alisio-chat-a-%d", os.Getpid())}
+	first.tmux("new-session", "-d", "-x", "100", "-y", "30", chatWith(cfgA))
+	defer exec.Command("tmux", "-L", first.socket, "kill-server").Run()
+	first.waitFor("A new session starts with your first message")
+	first.keys("who are you", "Enter")
+	first.waitFor("This is model A.")
+
+	second := terminal{t: t, socket: fmt.Sprintf("alisio-chat-b-%d", os.Getpid())}
+	second.tmux("new-session", "-d", "-x", "100", "-y", "30", chatWith(cfgB))
+	defer exec.Command("tmux", "-L", second.socket, "kill-server").Run()
+	second.waitFor("A new session starts with your first message")
+	second.keys("who are you", "Enter")
+	second.waitFor("This is model B.")
+	// The first chat keeps its own.
+	first.keys("and now", "Enter")
+	first.wait("model A twice", func(s string) bool { return strings.Count(s, "This is model A.") == 2 })
+	for _, term := range []terminal{second, first} {
+		term.keys("/exit", "Enter")
+		term.waitFor("CHAT-EXIT=0")
+	}
+	pid := ownerPID(t, data)
+	for deadline := time.Now().Add(30 * time.Second); osproc.Alive(pid); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shared daemon %d did not leave after its idle time", pid)
+		}
+	}
+}

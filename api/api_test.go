@@ -166,7 +166,7 @@ func TestSummary(t *testing.T) {
 			"compacted 118 messages, 390k → 9.1k chars; the request is now 31k chars (was 412k); memory: saved 2 new memories"},
 		{compaction.Event{Type: compaction.EventStarted, Reason: compaction.ReasonAuto, Rule: compaction.RuleWindow, SpanMessages: 40},
 			"compacting 40 messages (automatic: the request passed the window's compaction point)…"},
-		{compaction.Event{Type: compaction.EventReduced, Messages: 3}, "3 large message(s) trimmed to fit the budget"},
+		{compaction.Event{Type: compaction.EventReduced, Messages: 3}, "3 large messages trimmed to fit the budget"},
 		{compaction.Event{Type: compaction.EventFailed, Error: "summarizer: timeout"}, "compaction failed: summarizer: timeout"},
 		{compaction.Event{Type: compaction.EventFailed, Cause: compaction.CauseStopped, Message: "stopped before it finished; the session is as it was", Error: "context canceled"}, "compaction stopped before it finished; the session is as it was"},
 		{compaction.Event{Type: compaction.EventSkipped, Message: "nothing to summarize"}, "compaction skipped: nothing to summarize"},

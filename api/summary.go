@@ -43,7 +43,7 @@ func Summary(e compaction.Event) string {
 	case compaction.EventSkipped:
 		return "compaction skipped: " + strings.TrimPrefix(e.Message, "compaction ")
 	case compaction.EventReduced:
-		return fmt.Sprintf("%d large message(s) trimmed to fit the budget", e.Messages)
+		return fmt.Sprintf("%d large %s trimmed to fit the budget", e.Messages, plural(e.Messages, "message", "messages"))
 	case compaction.EventHookFailed:
 		return firstOf(e.Message, fmt.Sprintf("the %s plugin failed", e.Plugin))
 	case compaction.EventAheadStarted:

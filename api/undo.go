@@ -28,12 +28,12 @@ func UndoSentence(u agent.CompactionUndo, session string, w Words) string {
 	if u.Kind == storage.KindCheckpointEdit {
 		// Saves of the checkpoint in a row are one step (storage.Store.Apply): say so, or a user who saved
 		// twice expects the first save back.
-		fmt.Fprintf(&b, "Undid the last checkpoint edit (saves in a row, with no message between them, are one edit): the checkpoint is again as it was before it (%d messages)", u.Restored)
+		fmt.Fprintf(&b, "Undid the last checkpoint edit (saves in a row, with no message between them, are one edit): the checkpoint is again as it was before it; the conversation holds %d %s", u.Restored, plural(u.Restored, "message", "messages"))
 	} else {
-		fmt.Fprintf(&b, "Undid the last %s: the conversation is again as it was before it (%d messages)", u.Kind, u.Restored)
+		fmt.Fprintf(&b, "Undid the last %s: the conversation is again as it was before it, %d %s", u.Kind, u.Restored, plural(u.Restored, "message", "messages"))
 	}
 	if u.Kept > 0 {
-		fmt.Fprintf(&b, ", followed by the %d message(s) added since", u.Kept)
+		fmt.Fprintf(&b, ", followed by the %d %s added since", u.Kept, plural(u.Kept, "message", "messages"))
 	}
 	b.WriteString(".")
 	compact := strings.ReplaceAll(w.Compact, "SESSION", session)

@@ -261,19 +261,18 @@ func TestChat_ItsOwnConfig(t *testing.T) {
 	chatWith := func(cfg string) string {
 		return fmt.Sprintf("env ALISIO_DAEMON_IDLE=1s %s --data-dir %s --config %s chat --new --workspace %s; echo CHAT-EXIT=$?; sleep 600", binary, data, cfg, ws)
 	}
-	first := terminal{t: t, socket: fmt.Sprintf("alisio-chat-a-%d", os.Getpid())}
-	first.tmux("new-session", "-d", "-x", "100", "-y", "30", chatWith(cfgA))
-	defer exec.Command("tmux", "-L", first.socket, "kill-server").Run()
-	first.waitFor("A new session starts with your first message")
-	first.keys("who are you", "Enter")
-	first.waitFor("This is model A.")
-
-	second := terminal{t: t, socket: fmt.Sprintf("alisio-chat-b-%d", os.Getpid())}
-	second.tmux("new-session", "-d", "-x", "100", "-y", "30", chatWith(cfgB))
-	defer exec.Command("tmux", "-L", second.socket, "kill-server").Run()
-	second.waitFor("A new session starts with your first message")
-	second.keys("who are you", "Enter")
-	second.waitFor("This is model B.")
+	// ask opens a chat with cfg in a terminal of its own and asks which model answers.
+	ask := func(name, cfg string) terminal {
+		term := terminal{t: t, socket: fmt.Sprintf("alisio-chat-%s-%d", name, os.Getpid())}
+		term.tmux("new-session", "-d", "-x", "100", "-y", "30", chatWith(cfg))
+		t.Cleanup(func() { _ = exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
+		term.waitFor("A new session starts with your first message")
+		term.keys("who are you", "Enter")
+		term.waitFor("This is model " + name + ".")
+		return term
+	}
+	first := ask("A", cfgA)
+	second := ask("B", cfgB) // the daemon runs with A's file: this chat still has B's
 	// The first chat keeps its own.
 	first.keys("and now", "Enter")
 	first.wait("model A twice", func(s string) bool { return strings.Count(s, "This is model A.") == 2 })

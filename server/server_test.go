@@ -222,6 +222,7 @@ func TestWholeSession(t *testing.T) {
 		Event struct {
 			Type    string
 			Partial bool
+			Summary string
 		}
 	}
 	err := e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": created.Session, "focus": "the push rule"}, &comp)
@@ -243,6 +244,11 @@ func TestWholeSession(t *testing.T) {
 	}
 	if last := events[len(events)-1]; err != nil && (last["type"] != "compaction_skipped" || last["reason"] != "manual" || last["message"] == nil) {
 		t.Fatalf("the skipped manual compaction's event: %v", last)
+	}
+	// A completed manual compaction answers with its compaction_completed event's sentence (fidelity and the
+	// plugins' reports included).
+	if last := events[len(events)-1]; err == nil && (last["type"] != "compaction_completed" || last["summary"] != comp.Event.Summary) {
+		t.Fatalf("the compaction answered %q; its event said %v", comp.Event.Summary, last["summary"])
 	}
 	var je *jsonrpc2.Error
 	if err != nil && (!errors.As(err, &je) || !strings.Contains(string(*je.Data), `"kind":"nothingToCompact"`)) {

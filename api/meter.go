@@ -20,6 +20,10 @@ type Meter struct {
 	// (and the tool catalog sent beside it) at about 4 chars a token (Tokens is then estimated the same way).
 	// Compaction starts at about Threshold of it.
 	LimitTokens int `json:"limitTokens"`
+	// WindowFrom says in words where the window came from (WindowFrom); NextCall what the next model call does
+	// first (NextCall): the editors show these words as they are.
+	WindowFrom string `json:"windowFrom"`
+	NextCall   string `json:"nextCall"`
 	// Cache is what the provider's prompt cache did (nil until a reply reported a usage).
 	Cache *CacheMeter `json:"cache,omitempty"`
 }
@@ -75,6 +79,7 @@ func MeterOf(st agent.Status) Meter {
 		m.Tokens, m.TokensSource = st.EstimatedTokens, "estimated"
 		m.LimitTokens = (st.HardLimit + st.ToolsChars) / 4
 	}
+	m.WindowFrom, m.NextCall = WindowFrom(st.WindowSource), NextCall(st)
 	m.Cache = cacheMeterOf(st.Usage)
 	return m
 }

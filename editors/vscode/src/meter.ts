@@ -106,6 +106,9 @@ export function closestRule(st: Status): string {
 
 /** The next model call's action, in words. */
 export function nextAction(st: Status): string {
+  if (st.nextCall) {
+    return st.nextCall; // the daemon's words
+  }
   switch (st.nextAction) {
     case 'none':
       return 'sent as is';
@@ -133,8 +136,8 @@ export function tooltip(st: Status): string {
     `| tool catalog | ${human(st.toolsChars)} chars |`,
     ...(st.cache ? [`| prompt cache | ${st.cache.text.replace(/^prompt cache: /, '')} |`] : []),
     windowKnown(st)
-      ? `| window | ${human(st.window)} tokens (${st.windowSource}) |`
-      : '| window | unknown: the provider did not report it; [set alisio.provider.contextWindow](command:workbench.action.openSettings?%5B%22alisio.provider.contextWindow%22%5D) |',
+      ? `| window | ${human(st.window)} tokens (${st.windowFrom || st.windowSource}) |`
+      : '| window | unknown: the provider did not report it; [Alisio: Set Up Provider](command:alisio.setUpProvider) or [set alisio.provider.contextWindow](command:workbench.action.openSettings?%5B%22alisio.provider.contextWindow%22%5D) |',
     '',
     `Closest to firing: ${closestRule(st)}. Next model call: ${nextAction(st)}.` + (st.auto ? '' : ' Automatic compaction is off.') +
       (st.compactingInBackground ? " The next compaction's summary is being written in the background: it will not make you wait." : ''),
@@ -192,7 +195,7 @@ export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sou
     const n = Math.round((20 * v) / total);
     lines.push(`${human(v).padStart(5)}  ${k.padEnd(width)}  ${'█'.repeat(n)}${'·'.repeat(20 - n)}`);
   }
-  const window = windowKnown(st) ? ` of a ${human(st.window)}-token window (${st.windowSource})`
+  const window = windowKnown(st) ? ` of a ${human(st.window)}-token window (${st.windowFrom || st.windowSource})`
     : '; the model\'s window is unknown, so limits.maxContextChars stands in for it';
   lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ${tokensText(st)} tokens (${st.tokensSource})${window}.`,
     `Closest to firing: ${closestRule(st)}.`);

@@ -36,6 +36,9 @@ export interface Status {
   /** The limit of the rule closest to firing, in tokens (the window, or limits.maxContextChars in tokens);
    * compaction starts at threshold of it. */
   limitTokens: number;
+  /** In the daemon's words: where the window came from, and what the next model call does first. */
+  windowFrom?: string;
+  nextCall?: string;
   /** The input the provider reported over the session and for the last reply (storage.UsageTotals). */
   usage?: UsageTotals;
   /** What the provider's prompt cache did, with its sentence (api.CacheMeter). */

@@ -29,7 +29,11 @@ test('over the hard limit: text and colour say so; an unknown window is shown as
   assert.match(meter.tooltip(small), /Next model call: compacts first, to leave room for the reply/);
   const unknown = { ...base, window: 200000, windowSource: 'maxContextChars' };
   assert.ok(!meter.windowKnown(unknown));
-  assert.match(meter.tooltip(unknown), /window \| unknown: the provider did not report it/);
+  assert.match(meter.tooltip(unknown), /window \| unknown: the provider did not report it; \[Alisio: Set Up Provider\]\(command:alisio.setUpProvider\)/);
+  // The daemon's words, where it sends them, rather than its codes.
+  const worded = meter.tooltip({ ...small, windowSource: 'models', windowFrom: "read from the provider's model list", nextCall: 'compacts first: the request is past the window\'s compaction point' });
+  assert.match(worded, /8k tokens \(read from the provider's model list\)/);
+  assert.match(worded, /Next model call: compacts first: the request is past the window's compaction point\./);
   assert.doesNotMatch(meter.tooltip(unknown), /200k-token/);
   // The number in the status bar and the words of the tooltip tell the same rule (the request, catalog included).
   const u = { ...unknown, windowFraction: 0.05, charsFraction: 0.04 };

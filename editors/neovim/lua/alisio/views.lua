@@ -152,9 +152,9 @@ function M.context()
           (st.charsFraction or 0) * 100)
         or string.format('%s tokens (%s) of a %s-token window (%s). Compaction starts past %.0f%% of the window (the request '
           .. 'is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%).', util.human(st.tokens), st.tokensSource or 'estimated', util.human(st.window),
-          st.windowSource or '?', (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100),
-      'Next model call: ' .. ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
-        and 'trims large tool outputs to fit' or 'sends as is') .. '.',
+          st.windowFrom or st.windowSource or '?', (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100),
+      'Next model call: ' .. (st.nextCall or ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
+        and 'trims large tool outputs to fit' or 'sends as is')) .. '.',
     }
     local transcript_row = 7 -- the row under which the transcript's parts go
     if type(st.rules) == 'table' then -- the project's rules (AGENTS.md), a part of the instructions

@@ -200,7 +200,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case incomingMsg:
 		if done, ok := msg.v.(turnDoneMsg); ok {
-			cmds = append(cmds, m.finishTurn(done), m.next())
+			// A turn ends on Incoming, after its events (Client.After).
+			m.turnDone(done)
+			m.adopt = true
+			cmds = append(cmds, m.fetchStatus(), m.next())
 			break
 		}
 		if cmd := m.incoming(msg.v); cmd != nil {
@@ -209,8 +212,6 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if _, gone := msg.v.(Disconnected); !gone {
 			cmds = append(cmds, m.next())
 		}
-	case turnDoneMsg:
-		cmds = append(cmds, m.finishTurn(msg))
 	case commandDoneMsg:
 		m.busy, m.cancel, m.stopping, m.notice, m.adopt = "", nil, false, "", true
 		switch {
@@ -369,7 +370,8 @@ func (m *model) prompt(text string) tea.Cmd {
 			// leaves no empty session behind to be continued next time.
 			var created api.NewSessionResult
 			if err := m.client.Call(ctx, "alisio/newSession", api.NewSessionParams{Title: agent.SessionTitle(text)}, &created); err != nil {
-				return turnDoneMsg{err: err}
+				m.client.After(turnDoneMsg{err: err})
+				return nil
 			}
 			session = created.Session
 		}
@@ -382,13 +384,6 @@ func (m *model) prompt(text string) tea.Cmd {
 		m.client.After(turnDoneMsg{res: res, err: err})
 		return nil
 	}
-}
-
-// finishTurn ends the turn and asks for the meter it left.
-func (m *model) finishTurn(msg turnDoneMsg) tea.Cmd {
-	m.turnDone(msg)
-	m.adopt = true
-	return m.fetchStatus()
 }
 
 // turnDone draws the finished turn for good (its text as markdown) and says how it ended.

@@ -67,8 +67,6 @@ function M.render(messages, notices, page)
   local total = #originals
   if earlier > 0 then
     total = math.max((page.compacted or 0) - others, #originals)
-  end
-  if earlier > 0 then
     -- The history starts with the compacted originals: often every earlier message is one of them.
     local what = total - #originals >= earlier and 'compacted original' or 'earlier message'
     out:add({ string.format('%s%s %s%s not shown · <CR> on this line or :AlisioEarlier shows %s more', M.EARLIER_LINE,

@@ -49,7 +49,11 @@ func (s *Server) agentFor(ctx context.Context) (*agent.Agent, error) {
 			done = make(chan struct{})
 			slot.building = done
 			gen := slot.gen
-			s.goBackground(func() { s.buildAgent(gen, done) })
+			if !s.goBackground(func() { s.buildAgent(gen, done) }) {
+				slot.building = nil
+				slot.mu.Unlock()
+				return nil, errStopping
+			}
 		}
 		slot.mu.Unlock()
 		select {

@@ -113,9 +113,11 @@ type Server struct {
 	// readLane bounds the bulk reads running or replying at once (enterLane).
 	readLane chan struct{}
 	// background counts the request and notification goroutines still running (drained before the store
-	// closes).
-	background sync.WaitGroup
-	once       sync.Once
+	// closes); backgroundMu orders every Add before drain's Wait, and draining refuses new ones after it.
+	background   sync.WaitGroup
+	backgroundMu sync.Mutex
+	draining     bool
+	once         sync.Once
 }
 
 type clientCaps struct {
@@ -174,18 +176,31 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) int {
 // not return in time then gets storage.ErrClosed from any later store call instead of a crash.
 const drainTimeout = 10 * time.Second
 
-// goBackground runs f on its own goroutine, counted so that drain waits for it.
-func (s *Server) goBackground(f func()) {
+// goBackground runs f on its own goroutine, counted so that drain waits for it. Once drain has begun it runs
+// nothing and returns false: the store is about to close.
+func (s *Server) goBackground(f func()) bool {
+	s.backgroundMu.Lock()
+	defer s.backgroundMu.Unlock()
+	if s.draining {
+		return false
+	}
 	s.background.Add(1)
 	go func() {
 		defer s.background.Done()
 		f()
 	}()
+	return true
 }
+
+// errStopping answers a request that arrives after the daemon began to stop.
+var errStopping = &jsonrpc2.Error{Code: jsonrpc2.InvalidRequest, Message: "the daemon is stopping: the request was not run; send it again once it has restarted"}
 
 // drain stops the status sender and waits for the background goroutines, so that nothing is reading or writing
 // the store when it is closed.
 func (s *Server) drain() {
+	s.backgroundMu.Lock()
+	s.draining = true
+	s.backgroundMu.Unlock()
 	s.status.stop()
 	done := make(chan struct{})
 	go func() {
@@ -244,15 +259,14 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	s.inflightMu.Lock()
 	s.inflight[key] = cancel
 	s.inflightMu.Unlock()
-	s.background.Add(1)
-	go func() {
-		defer s.background.Done()
-		defer func() {
-			s.inflightMu.Lock()
-			delete(s.inflight, key)
-			s.inflightMu.Unlock()
-			cancel()
-		}()
+	done := func() {
+		s.inflightMu.Lock()
+		delete(s.inflight, key)
+		s.inflightMu.Unlock()
+		cancel()
+	}
+	run := func() {
+		defer done()
 		started := time.Now()
 		var result any
 		leave, err := s.enterLane(rctx, call)
@@ -268,7 +282,11 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		if rerr := reply(context.WithoutCancel(ctx), result, s.rpcError(err)); rerr != nil {
 			s.log.Warn("replying", zap.String("method", call.Method()), zap.Error(rerr))
 		}
-	}()
+	}
+	if !s.goBackground(run) {
+		done()
+		_ = reply(context.WithoutCancel(ctx), nil, errStopping)
+	}
 	return nil
 }
 

@@ -938,6 +938,26 @@ func TestSessionPages(t *testing.T) {
 	if sum != after.Head.Totals.Chars || parts.Parts[0].Chars != len("checkpoint") {
 		t.Fatalf("context parts %+v add up to %d; the transcript has %d chars", parts.Parts, sum, after.Head.Totals.Chars)
 	}
+
+	// A second compaction replaces the first checkpoint and some originals: only those count as compacted
+	// messages, in the page and in the list of sessions (the first checkpoint is not one the user wrote).
+	v, err = e.store.Transcript(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := slices.IndexFunc(transcript.SafeBoundaries(v.Messages), func(b int) bool { return b > 10 })
+	drop = transcript.SafeBoundaries(v.Messages)[drop]
+	if _, err := e.store.Apply(sess.ID, transcript.Rewrite{BaseEpoch: v.Session.Head.Epoch, BaseLen: len(v.Messages), Drop: drop,
+		Insert: []transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "second checkpoint"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if hist := read(map[string]any{"includeCompacted": true}); hist.CompactedMessages != 300+drop-1 {
+		t.Fatalf("after the second compaction of %d messages: %d compacted, want %d", drop, hist.CompactedMessages, 300+drop-1)
+	}
+	var list struct{ Sessions []api.SessionSummary }
+	if err := e.client.Call(ctx(t), "alisio/sessions", nil, &list); err != nil || len(list.Sessions) != 1 || list.Sessions[0].CompactedMessages != 300+drop-1 {
+		t.Fatalf("sessions: %v, %+v", err, list.Sessions)
+	}
 }
 
 // TestBadFramesKeepMemoryBounded reads 20,000 malformed frames then a valid one: skipping each bad frame

@@ -373,8 +373,9 @@ func validID(id string) error {
 	return nil
 }
 
-// getSession reads the record of session id with its head; counted is false for a session stored before
-// format 2 whose totals were not counted yet (its head is then the one inside its record, without totals).
+// getSession reads the record of session id with its head; counted is false for a session whose totals were
+// not counted yet: one stored before format 2 (its head is then the one inside its record, without totals), or
+// whose head predates the count of originals (Totals.Originals).
 func getSession(txn *badger.Txn, id string) (sess Session, counted bool, err error) {
 	item, err := txn.Get(sessionKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
@@ -408,7 +409,8 @@ func readHead(txn *badger.Txn, sess *Session) (bool, error) {
 		return false, fmt.Errorf("the head of session %s has no totals", sess.ID)
 	}
 	sess.Head, sess.UpdatedAt = h.Head, h.UpdatedAt
-	return true, nil
+	// A head written before originals were counted: its other totals stand, and the next read counts them all.
+	return h.Totals.Originals != nil, nil
 }
 
 // Session returns the record of session id, with its totals: reading it costs one record, however long the

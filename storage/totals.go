@@ -28,7 +28,29 @@ type Totals struct {
 	// Usage sums the input of those same messages, with what the provider's prompt cache read and wrote of it
 	// (nil while none reported a usage).
 	Usage *UsageTotals `json:"usage,omitempty"`
+	// Originals count what the user, the model and the tools wrote, as opposed to checkpoints and reduced
+	// copies: nil in a head written before they were counted (the session's next read counts them).
+	Originals *OriginalCounts `json:"originals,omitempty"`
 }
+
+// OriginalCounts count a session's original messages: those stored in its history, and those of them its
+// view still sends.
+type OriginalCounts struct {
+	Stored int `json:"stored"`
+	Sent   int `json:"sent"`
+}
+
+// CompactedOriginals is how many original messages compaction replaced: kept in the history, no longer sent;
+// ok is false for totals counted before originals were.
+func (t *Totals) CompactedOriginals() (n int, ok bool) {
+	if t == nil || t.Originals == nil {
+		return 0, false
+	}
+	return t.Originals.Stored - t.Originals.Sent, true
+}
+
+// isOriginal says m is what the user, the model or a tool wrote: neither a checkpoint nor a reduced copy.
+func isOriginal(m *transcript.Message) bool { return !m.Summary && !m.Truncated }
 
 // UsageTotals sum the input tokens the provider reported for stored replies: all of it, the part read from its
 // prompt cache and the part written to it; Last is the last such reply's usage.
@@ -55,6 +77,9 @@ func (t Totals) history() Totals {
 		u := *t.Usage
 		h.Usage = &u
 	}
+	if t.Originals != nil {
+		h.Originals = &OriginalCounts{Stored: t.Originals.Stored}
+	}
 	return h
 }
 
@@ -78,6 +103,7 @@ const (
 	entryPartial                  // a partial checkpoint
 	entryResult                   // a tool message: it answers callID
 	entryCalls                    // it issues tool calls
+	entryCopy                     // a reduced copy (transcript.Message.Truncated)
 )
 
 // entryOf is the view entry of m stored at seq.
@@ -92,6 +118,9 @@ func entryOf(m *transcript.Message, seq uint64) viewEntry {
 	if m.Role == transcript.RoleTool {
 		e.flags |= entryResult
 		e.callID = m.ToolCallID
+	}
+	if m.Truncated {
+		e.flags |= entryCopy
 	}
 	if len(m.ToolCalls) > 0 {
 		e.flags |= entryCalls
@@ -182,6 +211,7 @@ type tally struct {
 	lastPartial   bool
 	pending       *transcript.PendingCalls
 	usage         *UsageTotals
+	originals     OriginalCounts
 }
 
 // newTally continues from t: the totals of the view the write extends (an append), or of an empty view over
@@ -197,6 +227,9 @@ func newTally(t Totals) *tally {
 		p.Observe(&issue)
 	}
 	out := &tally{chars: t.Chars, tokens: t.Tokens, lastPartial: t.LastPartial, pending: p}
+	if t.Originals != nil {
+		out.originals = *t.Originals
+	}
 	if t.Usage != nil {
 		u := *t.Usage
 		out.usage = &u
@@ -206,6 +239,9 @@ func newTally(t Totals) *tally {
 
 // store counts a message added to the history.
 func (t *tally) store(m *transcript.Message) {
+	if isOriginal(m) {
+		t.originals.Stored++
+	}
 	if m.Usage != nil && !m.Truncated {
 		t.tokens += m.Usage.PromptTokens + m.Usage.CompletionTokens
 		if t.usage == nil {
@@ -218,6 +254,9 @@ func (t *tally) store(m *transcript.Message) {
 // place counts an entry placed at the end of the view.
 func (t *tally) place(e *viewEntry) {
 	t.chars += e.chars
+	if e.flags&(entrySummary|entryCopy) == 0 {
+		t.originals.Sent++
+	}
 	if e.flags&entrySummary != 0 {
 		t.lastPartial = e.flags&entryPartial != 0
 	}
@@ -235,7 +274,8 @@ func (t *tally) place(e *viewEntry) {
 }
 
 func (t *tally) totals() *Totals {
-	out := &Totals{Chars: t.chars, LastPartial: t.lastPartial, Tokens: t.tokens}
+	originals := t.originals
+	out := &Totals{Chars: t.chars, LastPartial: t.lastPartial, Tokens: t.tokens, Originals: &originals}
 	if t.usage != nil {
 		u := *t.usage
 		out.Usage = &u
@@ -246,7 +286,8 @@ func (t *tally) totals() *Totals {
 	return out
 }
 
-// countTotals counts the totals of a session stored before they existed (format 1), once: it reads its history
+// countTotals counts the totals of a session stored before they existed (format 1, or a head without
+// Totals.Originals), once: it reads its history
 // in one pass, rewrites the view's entries in place with their messages' figures (each entry stays valid
 // whether rewritten or not, so a crash midway is harmless), and then writes its head with the totals. The
 // caller holds the session's lock.
@@ -350,7 +391,12 @@ func (s *Store) VerifyTotals(id string) error {
 				return fmt.Errorf("session %s: view position %d holds %+v; its message gives %+v", id, i, entries[i], want)
 			}
 		}
-		want := Totals{Chars: transcript.TotalChars(view)}
+		want := Totals{Chars: transcript.TotalChars(view), Originals: &OriginalCounts{}}
+		for i := range view {
+			if isOriginal(&view[i]) {
+				want.Originals.Sent++
+			}
+		}
 		for i := len(view) - 1; i >= 0; i-- {
 			if view[i].Summary {
 				want.LastPartial = view[i].Partial
@@ -365,6 +411,9 @@ func (s *Store) VerifyTotals(id string) error {
 			if err := json.Unmarshal(v, &m); err != nil {
 				return fmt.Errorf("decoding message %d of session %s: %w", seq, id, err)
 			}
+			if isOriginal(&m) {
+				want.Originals.Stored++
+			}
 			if m.Usage != nil && !m.Truncated {
 				want.Tokens += m.Usage.PromptTokens + m.Usage.CompletionTokens
 				if want.Usage == nil {
@@ -378,7 +427,8 @@ func (s *Store) VerifyTotals(id string) error {
 			return err
 		}
 		if got := sess.Head.Totals; got.Chars != want.Chars || got.LastPartial != want.LastPartial || got.Tokens != want.Tokens ||
-			!slices.Equal(got.Open, want.Open) || !reflect.DeepEqual(got.Usage, want.Usage) {
+			!slices.Equal(got.Open, want.Open) || !reflect.DeepEqual(got.Usage, want.Usage) ||
+			!reflect.DeepEqual(got.Originals, want.Originals) {
 			return fmt.Errorf("session %s: stored totals %+v; recounted %+v", id, *got, want)
 		}
 		return nil

@@ -45,7 +45,8 @@ func TestStore_TotalsFollowEveryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Totals{Chars: transcript.TotalChars(msgs), Open: []string{"call_open"}, Usage: &UsageTotals{}}
+	want := Totals{Chars: transcript.TotalChars(msgs), Open: []string{"call_open"}, Usage: &UsageTotals{},
+		Originals: &OriginalCounts{Stored: len(msgs), Sent: len(msgs)}}
 	for _, m := range msgs {
 		if m.Usage != nil {
 			want.Tokens += m.Usage.PromptTokens + m.Usage.CompletionTokens
@@ -95,6 +96,11 @@ func TestStore_TotalsFollowEveryWrite(t *testing.T) {
 	if tt := after.Head.Totals; !tt.LastPartial || !slices.Equal(tt.Open, []string{"b"}) || tt.Chars != transcript.TotalChars(rw.Apply(v.Messages)) {
 		t.Fatalf("totals after the rewrite: %+v", *tt)
 	}
+	// 250 dropped and the one reduced are compacted originals; the checkpoint and the reduced copy are not
+	// originals, the recovered result is.
+	if n, ok := after.Head.Totals.CompactedOriginals(); !ok || n != 251 || after.Head.Totals.Originals.Stored != len(msgs)+3 {
+		t.Fatalf("originals after the rewrite: %+v, compacted %d", *after.Head.Totals.Originals, n)
+	}
 	// A later complete checkpoint clears LastPartial; the running totals survive a reopen.
 	rw2 := transcript.Rewrite{BaseEpoch: after.Head.Epoch, BaseLen: after.Head.ViewLen, Drop: 1,
 		Insert: []transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "full checkpoint"}}}
@@ -104,8 +110,13 @@ func TestStore_TotalsFollowEveryWrite(t *testing.T) {
 	s2 := reopen(t, s, dir)
 	defer s2.Close()
 	verify(t, s2, sess.ID)
-	if got, _ := s2.Session(sess.ID); got.Head.Totals.LastPartial {
+	got, _ = s2.Session(sess.ID)
+	if got.Head.Totals.LastPartial {
 		t.Fatal("the last checkpoint is complete; LastPartial still set")
+	}
+	// Dropping the partial checkpoint compacts no original.
+	if n, _ := got.Head.Totals.CompactedOriginals(); n != 251 {
+		t.Fatalf("compacted originals after compacting the checkpoint: %d, want 251", n)
 	}
 }
 
@@ -113,6 +124,7 @@ func TestViewEntry_RoundTrip(t *testing.T) {
 	for _, m := range []transcript.Message{
 		{Role: transcript.RoleUser, Text: "héllo"},
 		{Role: transcript.RoleUser, Summary: true, Partial: true, Text: "checkpoint"},
+		{Role: transcript.RoleTool, ToolCallID: "call_2", Truncated: true, OriginalID: "m9", Text: "cut"},
 		{Role: transcript.RoleTool, ToolCallID: "", Text: "no id"},
 		{Role: transcript.RoleTool, ToolCallID: "call_1", Text: string(make([]byte, 300))},
 		{Role: transcript.RoleAssistant, ToolCalls: []transcript.ToolCall{{ID: "x", Name: "run"}, {ID: "", Name: "read", Arguments: "{}"}}},
@@ -226,7 +238,8 @@ func TestStore_ReadsFormat1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Totals{Chars: transcript.TotalChars(wantView), LastPartial: true, Open: []string{"call_open"}, Tokens: wantTokens, Usage: wantUsage}
+		want := Totals{Chars: transcript.TotalChars(wantView), LastPartial: true, Open: []string{"call_open"}, Tokens: wantTokens, Usage: wantUsage,
+			Originals: &OriginalCounts{Stored: len(msgs), Sent: len(msgs) - start}}
 		if sess.Head.Epoch != 3 || sess.Head.ViewLen != len(view) || sess.Title != "old" || !reflect.DeepEqual(*sess.Head.Totals, want) {
 			t.Fatalf("%s: %+v, totals %+v; want %+v", id, sess, *sess.Head.Totals, want)
 		}
@@ -268,6 +281,66 @@ func TestStore_ReadsFormat1(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify(t, s, "old")
+}
+
+// TestStore_CountsOriginalsOfAnOlderHead: a session whose head was written before originals were counted
+// keeps its other totals and gets its originals counted on its next read, once.
+func TestStore_CountsOriginalsOfAnOlderHead(t *testing.T) {
+	s, dir := openTemp(t)
+	msgs := withUsage(synthetic.Generate(synthetic.Default(120)))
+	sess, err := s.CreateSession(Session{Title: "before"}, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := 80
+	for !safeAt(msgs, start) {
+		start++
+	}
+	if sess, err = s.Apply(sess.ID, transcript.Rewrite{BaseEpoch: sess.Head.Epoch, BaseLen: len(msgs), Drop: start,
+		Insert: []transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "checkpoint"}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := *sess.Head.Totals
+	// The head as the previous release wrote it: no originals.
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		old := sess.Head
+		totals := *old.Totals
+		totals.Originals = nil
+		old.Totals = &totals
+		raw, err := json.Marshal(headJSON{Head: old, UpdatedAt: sess.UpdatedAt})
+		if err != nil {
+			return err
+		}
+		return txn.Set(headKey(sess.ID), raw)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, dir)
+	defer func() { _ = s.Close() }()
+	list, err := s.Sessions("")
+	if err != nil || len(list) != 1 || list[0].Head.Totals == nil || list[0].Head.Totals.Originals != nil {
+		t.Fatalf("listed before its next read: %+v, %v", list, err)
+	}
+	if _, ok := list[0].Head.Totals.CompactedOriginals(); ok {
+		t.Fatal("a head without originals says how many were compacted")
+	}
+	got, err := s.Session(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*got.Head.Totals, want) {
+		t.Fatalf("recounted totals %+v; before %+v", *got.Head.Totals, want)
+	}
+	if n, _ := got.Head.Totals.CompactedOriginals(); n != start {
+		t.Fatalf("compacted originals %d, want %d", n, start)
+	}
+	verify(t, s, sess.ID)
+	_ = s.db.View(func(txn *badger.Txn) error {
+		if _, counted, err := getSession(txn, sess.ID); err != nil || !counted {
+			t.Fatalf("the head was not written back with its originals: counted=%v %v", counted, err)
+		}
+		return nil
+	})
 }
 
 // TestStore_FormatTwoRecordLayout checks what the keys hold: the record without its head, the head apart.

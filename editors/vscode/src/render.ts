@@ -168,7 +168,7 @@ function bubble(role: 'user' | 'assistant', inner: string): string {
 }
 
 /** Where the messages given to conversation sit in the session's history: how many come before them, and how
- * many messages of the whole history are compacted (some may be among those earlier ones). */
+ * many originals of the whole history are compacted (some may be among those earlier ones). */
 export interface PageInfo {
   earlier: number;
   compacted: number;
@@ -225,7 +225,8 @@ export function conversation(messages: ChatMessage[], notices: Notice[], page: P
   }
   const live = messages.find((m) => m.summary && !m.compacted);
   if (live) {
-    const total = page.earlier > 0 ? Math.max(page.compacted - (replaced.length - originals.length), originals.length) : originals.length;
+    // The daemon counts the compacted originals of the whole history (page.compacted).
+    const total = page.earlier > 0 ? Math.max(page.compacted, originals.length) : originals.length;
     const partial = live.partial ? ' · <span class="warn">partial checkpoint</span>' : '';
     const sizes = originals.length === total ? `${human(originals.reduce((n, o) => n + (o.chars ?? chars(o.text)), 0))} → ${human(live.chars ?? chars(live.text))} chars`
       : `now ${human(live.chars ?? chars(live.text))} chars`;

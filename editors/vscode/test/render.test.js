@@ -65,6 +65,14 @@ test('after an undo and a new compaction the boundary counts only the originals:
   assert.match(html, /2 messages compacted into a checkpoint, 10 → 16 chars/);
   assert.match(html, /The 2 compacted originals/);
   assert.doesNotMatch(html, /the undone one/);
+  // On the last page of a longer history the count is the daemon's: it counts only originals already.
+  const paged = render.conversation([
+    { role: 'assistant', text: 'bbbbbb', compacted: true },
+    { role: 'user', text: '[Checkpoint] the undone one', summary: true, compacted: true, undone: true },
+    { role: 'user', text: '[Checkpoint] now', summary: true },
+  ], [], { earlier: 60, compacted: 50 });
+  assert.match(paged, /50 messages compacted into a checkpoint/);
+  assert.match(paged, /The last 1 of the 50 compacted originals/);
 });
 
 test('the header shows the numbers of the status bar item, the model and the window; over the limit it says so', () => {

@@ -35,7 +35,7 @@ end
 --- outcomes of its tool calls) into the chat's lines, and the folds to close: the compacted originals and
 --- checkpoint behind their boundary line, each tool call's arguments and result behind its line. notices are the
 --- daemon's sentences about the session (status.notices). page, when the messages are the last ones of a longer
---- history, says how many come before them ({ earlier = n }) and how many messages of the whole history are
+--- history, says how many come before them ({ earlier = n }) and how many originals of the whole history are
 --- compacted ({ compacted = n }).
 function M.render(messages, notices, page)
   page = page or {}
@@ -54,19 +54,18 @@ function M.render(messages, notices, page)
   -- The compacted originals come first in the history; they are gathered behind the checkpoint's boundary.
   -- Only what the user and the model said counts as an original: not an earlier or undone checkpoint, nor a
   -- reduced copy (its original is in the history too).
-  local originals, others = {}, 0
+  local originals = {}
   for _, m in ipairs(messages) do
     if m.compacted and not m.summary and not m.truncated and not m.undone then
       table.insert(originals, m)
-    elseif m.compacted then
-      others = others + 1
     end
   end
   local earlier = page.earlier or 0
-  -- Every compacted original of the history, though only the last ones may be in this page.
+  -- Every compacted original of the history (the daemon counts them), though only the last ones may be in
+  -- this page.
   local total = #originals
   if earlier > 0 then
-    total = math.max((page.compacted or 0) - others, #originals)
+    total = math.max(page.compacted or 0, #originals)
     -- The history starts with the compacted originals: often every earlier message is one of them.
     local what = total - #originals >= earlier and 'compacted original' or 'earlier message'
     out:add({ string.format('%s%s %s%s not shown · <CR> on this line or :AlisioEarlier shows %s more', M.EARLIER_LINE,

@@ -263,6 +263,9 @@ func TestNeovim_EarlierMessages(t *testing.T) {
 		t.Errorf("q closes the view %v; the input keeps its window under :AlisioContext %v, and comes back with :Alisio %v",
 			r.Results["closed_by_q"], r.Results["input_still_shown"], r.Results["input_back"])
 	}
+	if r.Results["input_height"] != float64(4) {
+		t.Errorf("the input is %v lines high once the view is closed, want 4", r.Results["input_height"])
+	}
 }
 
 // TestNeovim_NoFileYet: a command run before any file was opened, in a directory of no project, says how to

@@ -43,6 +43,7 @@ H.record('context_lines', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://cont
 vim.api.nvim_set_current_win(win)
 vim.api.nvim_feedkeys('q', 'x', false)
 H.record('closed_by_q', vim.fn.bufwinid('alisio://context') == -1)
+H.record('input_height', vim.api.nvim_win_get_height(vim.fn.bufwinid(chat.input_buf())))
 vim.api.nvim_set_current_win(vim.fn.bufwinid(chat.input_buf()))
 vim.cmd('AlisioContext')
 H.wait(5000, function() return vim.fn.bufwinid('alisio://context') ~= -1 end, 'the context view again')

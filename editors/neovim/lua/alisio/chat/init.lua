@@ -159,6 +159,14 @@ end
 
 local hint
 
+-- open_input opens the input's window, four lines under the current one; they stay four when another window
+-- closes ('equalalways' would share the height out).
+local function open_input()
+  vim.cmd('belowright 4split')
+  vim.api.nvim_win_set_buf(0, state.input)
+  vim.wo.winfixheight = true
+end
+
 --- open shows the chat split (creating it when needed) with the input window below, puts the cursor in the input,
 --- and returns the chat buffer.
 --- actions: { send = fn(text), stop = fn(), earlier = fn() }.
@@ -176,12 +184,10 @@ function M.open(actions)
     vim.wo[w].foldexpr = "v:lua.require'alisio.chat'.foldexpr(v:lnum)"
     vim.wo[w].foldlevel = 0
     vim.wo[w].number = false
-    vim.cmd('belowright 4split')
-    vim.api.nvim_win_set_buf(0, state.input)
+    open_input()
   elseif not win_of(state.input) then -- the input's window was closed or given to another buffer
     vim.api.nvim_set_current_win(win_of(state.buf))
-    vim.cmd('belowright 4split')
-    vim.api.nvim_win_set_buf(0, state.input)
+    open_input()
   end
   local function map(buf, mode, lhs, fn, desc)
     vim.api.nvim_buf_set_keymap(buf, mode, lhs, '', { noremap = true, silent = true, callback = fn, desc = desc })

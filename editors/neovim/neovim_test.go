@@ -437,6 +437,10 @@ func TestNeovim_Chat(t *testing.T) {
 	if b, k := strings.Index(after, "compacted into a checkpoint"), strings.LastIndex(after, "take your time"); b < 0 || k < b {
 		t.Errorf("the boundary must head the conversation, before the kept turn:\n%s", after)
 	}
+	// The window shows the conversation, not blank lines past it: the boundary and the last prompt are in sight.
+	if shown := lines(res["visible_after_compact"]); !strings.Contains(shown, "compacted into a checkpoint") || !strings.Contains(shown, "take your time") {
+		t.Errorf("the chat's window after the compaction (%v lines high) shows:\n%s", res["chat_height"], shown)
+	}
 	if folds, _ := res["folds_after_compact"].([]any); len(folds) < 1 {
 		t.Errorf("folds after the compaction: %v", res["folds_after_compact"])
 	}

@@ -72,6 +72,18 @@ vim.cmd('AlisioCompact')
 H.wait(20000, function() return chat_text():find('compacted into a checkpoint') ~= nil end, 'the compaction boundary in the chat')
 H.record('chat_after_compact', vim.api.nvim_buf_get_lines(chatbuf, 0, -1, false))
 H.record('folds_after_compact', require('alisio.chat').folds())
+-- What the chat's window shows then: each screen line's text (a closed fold by its first line), and its height.
+vim.wait(300)
+local chatwin = vim.fn.bufwinid(chatbuf)
+H.record('visible_after_compact', vim.api.nvim_win_call(chatwin, function()
+  local out, l = {}, vim.fn.line('w0')
+  while l <= vim.fn.line('w$') do
+    table.insert(out, vim.fn.getline(l))
+    l = vim.fn.foldclosed(l) ~= -1 and vim.fn.foldclosedend(l) + 1 or l + 1
+  end
+  return out
+end))
+H.record('chat_height', vim.api.nvim_win_get_height(chatwin))
 -- q closes the chat.
 vim.api.nvim_set_current_win(vim.fn.bufwinid(chatbuf))
 vim.api.nvim_feedkeys('q', 'x', false)

@@ -174,19 +174,9 @@ func (s *Server) sessions(_ context.Context, ag *agent.Agent, p *api.SessionsPar
 	out := &api.SessionsResult{Sessions: make([]api.SessionSummary, 0, len(list))}
 	for _, sess := range list {
 		out.Sessions = append(out.Sessions, api.SessionSummary{ID: sess.ID, Title: sess.Title, Workspace: sess.Workspace,
-			CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt, Messages: sess.Head.ViewLen, CompactedMessages: compactedOriginals(sess.Head)})
+			CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt, Messages: sess.Head.ViewLen, CompactedMessages: sess.Head.CompactedMessages()})
 	}
 	return out, nil
-}
-
-// compactedOriginals is how many of the user's, the model's and the tools' messages compaction replaced in
-// head's session (kept in its history): for a session listed before its totals were counted, every stored
-// message no longer sent.
-func compactedOriginals(head storage.Head) int {
-	if n, ok := head.Totals.CompactedOriginals(); ok {
-		return n
-	}
-	return int(head.NextSeq) - head.ViewLen
 }
 
 // DefaultPageMessages is how many messages alisio/session returns when the request names no limit: the last
@@ -211,7 +201,7 @@ func (s *Server) session(_ context.Context, ag *agent.Agent, p *api.SessionParam
 	s.status.touch(p.Session)
 	head := page.Session.Head
 	return &api.SessionResult{Session: page.Session, Messages: api.Pair(page.Messages, head.Totals.Open), Offset: page.Offset, Total: page.Total,
-		CompactedMessages: compactedOriginals(head), UncertainCalls: append([]string{}, head.Totals.Open...)}, nil
+		CompactedMessages: head.CompactedMessages(), UncertainCalls: append([]string{}, head.Totals.Open...)}, nil
 }
 
 func (s *Server) newSession(_ context.Context, ag *agent.Agent, p *api.NewSessionParams) (*api.NewSessionResult, error) {
@@ -275,7 +265,7 @@ func replacedBy(cp compaction.Checkpoint, sess storage.Session) int {
 	if cp.Replaced > 0 {
 		return cp.Replaced
 	}
-	return compactedOriginals(sess.Head)
+	return sess.Head.CompactedMessages()
 }
 
 // setCheckpoint replaces the session's checkpoint with the user's edit, and answers the checkpoint now.

@@ -259,14 +259,15 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	s.inflightMu.Lock()
 	s.inflight[key] = cancel
 	s.inflightMu.Unlock()
-	done := func() {
+	// finish forgets the request once it is answered, whether it ran or not.
+	finish := func() {
 		s.inflightMu.Lock()
 		delete(s.inflight, key)
 		s.inflightMu.Unlock()
 		cancel()
 	}
 	run := func() {
-		defer done()
+		defer finish()
 		started := time.Now()
 		var result any
 		leave, err := s.enterLane(rctx, call)
@@ -284,7 +285,7 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		}
 	}
 	if !s.goBackground(run) {
-		done()
+		finish()
 		_ = reply(context.WithoutCancel(ctx), nil, errStopping)
 	}
 	return nil

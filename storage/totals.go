@@ -49,6 +49,16 @@ func (t *Totals) CompactedOriginals() (n int, ok bool) {
 	return t.Originals.Stored - t.Originals.Sent, true
 }
 
+// CompactedMessages is how many of the user's, the model's and the tools' messages compaction replaced in the
+// session (kept in its history); for a head listed before its originals were counted, every stored message no
+// longer sent.
+func (h Head) CompactedMessages() int {
+	if n, ok := h.Totals.CompactedOriginals(); ok {
+		return n
+	}
+	return int(h.NextSeq) - h.ViewLen
+}
+
 // isOriginal says m is what the user, the model or a tool wrote: neither a checkpoint nor a reduced copy.
 func isOriginal(m *transcript.Message) bool { return !m.Summary && !m.Truncated }
 

@@ -48,12 +48,14 @@ const (
 
 // Event is something the agent reports while a turn runs.
 type Event struct {
-	Session    string
-	Kind       EventKind
-	Delta      provider.Delta
-	Call       transcript.ToolCall
-	Result     string
-	IsError    bool
+	Session string
+	Kind    EventKind
+	Delta   provider.Delta
+	Call    transcript.ToolCall
+	Result  string
+	IsError bool
+	// Declined: the call did not run because the user did not approve it (tool_result).
+	Declined   bool
 	Compaction compaction.Event
 }
 
@@ -257,9 +259,9 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		a.Tools.SetOutputChars(a.ToolOutputCap())
 		for _, call := range reply.Message.ToolCalls {
 			a.emit(Event{Session: id, Kind: EventToolCall, Call: call})
-			out, isErr := a.runCall(ctx, id, call)
-			a.emit(Event{Session: id, Kind: EventToolResult, Call: call, Result: out, IsError: isErr})
-			result := transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr}
+			out, isErr, declined := a.runCall(ctx, id, call)
+			a.emit(Event{Session: id, Kind: EventToolResult, Call: call, Result: out, IsError: isErr, Declined: declined})
+			result := transcript.Message{Role: transcript.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr, Declined: declined}
 			if err := a.appendTo(st, &view, result); err != nil {
 				return res, fmt.Errorf("saving the result of %s: %w", call.ID, err)
 			}

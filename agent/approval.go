@@ -74,14 +74,14 @@ func WithApproval(ctx context.Context, policy ApprovalPolicy, ask Approver) cont
 }
 
 // runCall runs one call of a turn: asked first when the turn's policy wants it, its pre-image kept when it
-// writes a file.
-func (a *Agent) runCall(ctx context.Context, session string, call transcript.ToolCall) (string, bool) {
+// writes a file. declined says it did not run because the user did not approve it.
+func (a *Agent) runCall(ctx context.Context, session string, call transcript.ToolCall) (out string, isErr, declined bool) {
 	ctx = tools.WithSession(ctx, session)
 	var change *tools.Change
 	if tools.Writes(call.Name) {
 		c, err := a.Tools.Propose(call.Name, call.Arguments)
 		if err != nil {
-			return "Error: " + err.Error(), true // what running it would say
+			return "Error: " + err.Error(), true, false // what running it would say
 		}
 		change = &c
 	}
@@ -94,30 +94,31 @@ func (a *Agent) runCall(ctx context.Context, session string, call transcript.Too
 			req.Path, req.Existed, req.Before, req.After = change.Path, change.Existed, string(change.Before), string(change.After)
 		}
 		if ans := ap.ask(ctx, req); !ans.Approved {
-			return declined(call, change, ans.Reason), true
+			return declinedResult(call, change, ans.Reason), true, true
 		}
 	}
 	if change == nil {
-		return a.runTool(ctx, call)
+		out, isErr = a.runTool(ctx, call)
+		return out, isErr, false
 	}
 	// The pre-image is read again now: the user may have changed the file while deciding.
 	existed, before, err := a.Tools.Snapshot(change.Path)
-	out, isErr := a.runTool(ctx, call)
+	out, isErr = a.runTool(ctx, call)
 	if isErr || err != nil {
-		return out, isErr
+		return out, isErr, false
 	}
 	_, after, _ := a.Tools.Snapshot(change.Path)
 	sum := sha256.Sum256(after)
 	if err := a.Store.SaveFileChange(session, storage.FileChange{CallID: call.ID, Path: change.Path, Existed: existed, Before: before,
 		AfterSum: hex.EncodeToString(sum[:])}); err != nil {
 		a.Log.Warn("the change could not be kept for undo", zap.String("path", change.Path), zap.Error(err))
-		return out + "\n(note: the file's earlier content could not be kept, so this change cannot be undone)", false
+		return out + "\n(note: the file's earlier content could not be kept, so this change cannot be undone)", false, false
 	}
-	return out, false
+	return out, false, false
 }
 
-// declined is the result of a call the user did not approve: it says what did not happen, and why.
-func declined(call transcript.ToolCall, change *tools.Change, reason string) string {
+// declinedResult is the result of a call the user did not approve: it says what did not happen, and why.
+func declinedResult(call transcript.ToolCall, change *tools.Change, reason string) string {
 	what, notDone := "The user declined this command; it was not run.", "it was not run"
 	if change != nil {
 		what = fmt.Sprintf("The user rejected this change to %s; the file was not changed.", change.Path)

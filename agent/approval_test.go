@@ -58,7 +58,7 @@ func TestAgent_ApprovalAndUndo(t *testing.T) {
 			declined = m
 		}
 	}
-	if !declined.IsError || !strings.Contains(declined.Text, "The user declined this command; it was not run.") {
+	if !declined.IsError || !declined.Declined || !strings.Contains(declined.Text, "The user declined this command; it was not run.") {
 		t.Fatalf("the declined command's result: %+v", declined)
 	}
 	read := func(p string) string {

@@ -19,7 +19,7 @@ const (
 // Event is one alisio/event notification, and one --json line of a turn: what a turn reports as it runs.
 // Type says which fields are set: the compaction events (compaction_* and context_reduced) carry
 // compaction.Event's; delta Text and Reasoning; tool_call ID, Name and Arguments; tool_result ID, Name,
-// IsError, Chars and a command's ExitCode; reply Text.
+// IsError, Declined, Chars and a command's ExitCode; reply Text.
 type Event struct {
 	V       int    `json:"v"`
 	Session string `json:"session"`
@@ -33,7 +33,9 @@ type Event struct {
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
 	IsError   *bool  `json:"isError,omitempty"`
-	Chars     *int   `json:"chars,omitempty"`
+	// Declined: the call did not run because the user did not approve it.
+	Declined bool `json:"declined,omitempty"`
+	Chars    *int `json:"chars,omitempty"`
 	// ExitCode is a command's exit status (run_command results).
 	ExitCode *int `json:"exitCode,omitempty"`
 }
@@ -61,7 +63,7 @@ func EventOf(e agent.Event) (ev Event, ok bool) {
 		ev.Type, ev.ID, ev.Name, ev.Arguments = EventToolCall, e.Call.ID, e.Call.Name, e.Call.Arguments
 	case agent.EventToolResult:
 		isError, chars := e.IsError, utf8.RuneCountInString(e.Result)
-		ev.Type, ev.ID, ev.Name, ev.IsError, ev.Chars = EventToolResult, e.Call.ID, e.Call.Name, &isError, &chars
+		ev.Type, ev.ID, ev.Name, ev.IsError, ev.Chars, ev.Declined = EventToolResult, e.Call.ID, e.Call.Name, &isError, &chars, e.Declined
 		ev.ExitCode = ExitCode(e.Call.Name, e.Result)
 	case agent.EventReply:
 		ev.Type, ev.Text = EventReply, e.Result

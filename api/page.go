@@ -15,6 +15,8 @@ const (
 	CallDone CallState = "done"
 	// CallFailed: its result follows it and says the tool failed.
 	CallFailed CallState = "failed"
+	// CallDeclined: it did not run, because the user did not approve it; its result says so.
+	CallDeclined CallState = "declined"
 	// CallUncertain: a crash cut it off; nobody knows whether it ran (recovery records that).
 	CallUncertain CallState = "uncertain"
 	// CallRunning: no result yet (the turn is running, or its result is past the page's end).
@@ -74,7 +76,10 @@ func Pair(messages []transcript.Message, uncertain []string) []PageMessage {
 			for j := i + 1; j < len(messages) && messages[j].Role != transcript.RoleAssistant; j++ {
 				if r := messages[j]; r.Role == transcript.RoleTool && r.ToolCallID == c.ID {
 					o = CallOutcome{Result: j, State: CallDone, ExitCode: ExitCode(c.Name, r.Text)}
-					if r.IsError {
+					switch {
+					case r.Declined:
+						o.State = CallDeclined
+					case r.IsError:
 						o.State = CallFailed
 					}
 					break

@@ -145,8 +145,13 @@ func TestRender(t *testing.T) {
 	if !strings.Contains(list, "*  1  01a2492f77  one") || !strings.Contains(list, "   2  01a2492f78  two") {
 		t.Errorf("/sessions:\n%s", list)
 	}
-	if l := (toolCall{name: "write_file", done: true, failed: true, verdict: "declined", chars: 126}).line("*", sty); strings.Contains(l, "chars") {
-		t.Errorf("a declined call's line shows the size of its refusal: %q", l)
+	if l := (toolCall{name: "write_file", done: true, declined: true, verdict: "declined", chars: 126}).line("*", sty); strings.Contains(l, "chars") ||
+		!strings.Contains(l, "⊘ write_file") {
+		t.Errorf("a declined call's line shows the size of its refusal, or no ⊘: %q", l)
+	}
+	stored := toolCall{name: "run_command", args: `{"command":"rm -rf build"}`, done: true, declined: true, reason: "The user declined this command; it was not run."}.line("*", sty)
+	if !strings.Contains(stored, "⊘ run_command rm -rf build") || !strings.Contains(stored, "The user declined this command") || strings.Contains(stored, "✗") {
+		t.Errorf("a stored declined call, drawn as a failure or without its reason: %q", stored)
 	}
 	stopped := toolCall{name: "run_command", args: `{"command":"sleep 60"}`, stopped: true, verdict: "allowed"}.line("*", sty)
 	if !strings.Contains(stopped, "■ run_command sleep 60") || !strings.Contains(stopped, "allowed · stopped before it finished") {

@@ -490,7 +490,8 @@ func (m *model) event(ev api.Event) {
 	case api.EventToolResult:
 		for i := len(m.turn) - 1; i >= 0; i-- {
 			if c := m.turn[i].call; c != nil && c.id == ev.ID && !c.done {
-				c.done, c.failed, c.exitCode = true, ev.IsError != nil && *ev.IsError, ev.ExitCode
+				c.done, c.declined, c.exitCode = true, ev.Declined, ev.ExitCode
+				c.failed = ev.IsError != nil && *ev.IsError && !ev.Declined
 				if ev.Chars != nil {
 					c.chars = *ev.Chars
 				}
@@ -888,10 +889,11 @@ func (m *model) storedBlock(pm api.PageMessage, page []api.PageMessage) (block, 
 			tc := toolCall{id: c.ID, name: c.Name, args: c.Arguments}
 			if i < len(pm.Outcomes) {
 				o := pm.Outcomes[i]
-				tc.done, tc.failed, tc.exitCode = o.State == api.CallDone || o.State == api.CallFailed, o.State == api.CallFailed, o.ExitCode
+				tc.failed, tc.declined, tc.exitCode = o.State == api.CallFailed, o.State == api.CallDeclined, o.ExitCode
+				tc.done = o.State == api.CallDone || tc.failed || tc.declined
 				if o.Result >= 0 && o.Result < len(page) {
 					tc.chars = len([]rune(page[o.Result].Text))
-					if tc.failed { // its result says why: declined, a command's error…
+					if tc.failed || tc.declined { // its result says why: a command's error, a no, no answer in time…
 						tc.reason, _, _ = strings.Cut(strings.TrimSpace(page[o.Result].Text), "\n")
 					}
 				}

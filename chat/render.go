@@ -35,9 +35,10 @@ func newStyles() styles {
 type toolCall struct {
 	id, name, args string
 	done, failed   bool
+	declined       bool   // it did not run: the user did not approve it
 	stopped        bool   // the turn ended without its result
 	verdict        string // the user's answer when it asked ("allowed", "declined"…)
-	reason         string // what a failed call's result says (a stored session's calls)
+	reason         string // what a failed or declined call's result says (a stored session's calls)
 	chars          int
 	exitCode       *int
 }
@@ -47,6 +48,8 @@ type toolCall struct {
 func (c toolCall) line(spin string, st styles) string {
 	mark := spin
 	switch {
+	case c.declined:
+		mark = st.dim.Render("⊘")
 	case c.failed:
 		mark = st.failed.Render("✗")
 	case c.done:
@@ -61,7 +64,7 @@ func (c toolCall) line(spin string, st styles) string {
 	}
 	refused := c.verdict != "" && c.verdict != "allowed" // its result only says so
 	switch {
-	case c.failed && c.reason != "":
+	case (c.failed || c.declined) && c.reason != "":
 		extra = append(extra, clip(c.reason, 60))
 	case c.done && refused:
 	case c.done:

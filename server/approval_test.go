@@ -89,6 +89,31 @@ func TestApproval_Request(t *testing.T) {
 	if r := e.resultOf(t, res.Session, "c2"); !strings.Contains(r, "The user declined this command") {
 		t.Fatalf("the declined command's result: %q", r)
 	}
+	// The editors draw the declined call as one that did not run, not as a failure: its event and its outcome
+	// in the session's page say so.
+	declinedEvents := map[string]bool{}
+	for _, n := range e.client.Notifications("alisio/event") {
+		var ev api.Event
+		if json.Unmarshal(n.Params, &ev) == nil && ev.Type == api.EventToolResult {
+			declinedEvents[ev.ID] = ev.Declined
+		}
+	}
+	if !declinedEvents["c2"] || declinedEvents["c1"] || len(declinedEvents) != 2 {
+		t.Fatalf("tool_result events' declined: %v", declinedEvents)
+	}
+	var page api.SessionResult
+	if err := e.client.Call(ctx(t), "alisio/session", map[string]any{"session": res.Session}, &page); err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]api.CallState{}
+	for _, m := range page.Messages {
+		for i, c := range m.ToolCalls {
+			states[c.ID] = m.Outcomes[i].State
+		}
+	}
+	if states["c1"] != api.CallDone || states["c2"] != api.CallDeclined {
+		t.Fatalf("the page's outcomes: %v", states)
+	}
 	var undo api.UndoTurnResult
 	if err := e.client.Call(ctx(t), "alisio/undoTurn", map[string]any{}, &undo); err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ const (
 	fToolCallID
 	fToolName
 	fIsError
+	fDeclined
 	fItems
 	fSummary
 	fStructured
@@ -76,6 +77,8 @@ func (d *decoder) message(m *Message) bool {
 			bit, ok = fToolName, d.str(&m.ToolName)
 		case "isError":
 			bit, ok = fIsError, d.boolean(&m.IsError)
+		case "declined":
+			bit, ok = fDeclined, d.boolean(&m.Declined)
 		case "items":
 			bit, ok = fItems, d.items(&m.Items)
 		case "summary":

@@ -15,7 +15,7 @@ import (
 func fullMessage() Message {
 	return Message{ID: "m1", Role: RoleAssistant, Text: "a <b> & \"c\"\n\té\u2028😀\x00", Reasoning: "why\\",
 		ToolCalls:  []ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a.go"}`}, {ID: "c2", Name: "x", Arguments: "not json"}},
-		ToolCallID: "c0", ToolName: "run", IsError: true,
+		ToolCallID: "c0", ToolName: "run", IsError: true, Declined: true,
 		Items:   []ProviderItem{{Kind: "reasoning", Data: json.RawMessage(`{"encrypted":"x","n":[1,2.5e3,true,null]}`)}, {Kind: "s", Data: json.RawMessage(`"str"`)}},
 		Summary: true, Structured: json.RawMessage(`{"goal":"g","instructions":["a]"]}`), Partial: true, Compacted: true, Undone: true,
 		Truncated: true, OriginalID: "m0", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600)),
@@ -72,7 +72,7 @@ func TestUnmarshalMessage_RoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := Message{ID: text.Draw(t, "id"), Role: Role(text.Draw(t, "role")), Text: text.Draw(t, "text"),
 			Reasoning: text.Draw(t, "reasoning"), ToolCallID: text.Draw(t, "callID"), ToolName: text.Draw(t, "tool"),
-			IsError: rapid.Bool().Draw(t, "isError"), Summary: rapid.Bool().Draw(t, "summary"),
+			IsError: rapid.Bool().Draw(t, "isError"), Declined: rapid.Bool().Draw(t, "declined"), Summary: rapid.Bool().Draw(t, "summary"),
 			Partial: rapid.Bool().Draw(t, "partial"), Compacted: rapid.Bool().Draw(t, "compacted"), Undone: rapid.Bool().Draw(t, "undone"),
 			Truncated: rapid.Bool().Draw(t, "truncated"), OriginalID: text.Draw(t, "orig"),
 			CreatedAt: time.Unix(rapid.Int64Range(-1e10, 1e11).Draw(t, "sec"), rapid.Int64Range(0, 1e9-1).Draw(t, "ns")).

@@ -83,10 +83,13 @@ type Message struct {
 	// ToolCalls are the calls of an assistant message.
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
 	// ToolCallID is the call a tool message answers; ToolName names its tool when known.
-	ToolCallID string         `json:"toolCallId,omitempty"`
-	ToolName   string         `json:"toolName,omitempty"`
-	IsError    bool           `json:"isError,omitempty"`
-	Items      []ProviderItem `json:"items,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+	// Declined marks the result of a call that did not run because the user did not approve it (a no, or no
+	// answer in time); IsError is set too, so that a provider sees a failed call.
+	Declined bool           `json:"declined,omitempty"`
+	Items    []ProviderItem `json:"items,omitempty"`
 	// Summary marks a checkpoint written by compaction (C1); Structured holds its fields for the editor and
 	// Partial says the summarizer's output budget cut it (P2).
 	Summary    bool            `json:"summary,omitempty"`

@@ -1,6 +1,7 @@
 // Review before it lands: the daemon asks (alisio/approve) before an edit, a write or a command runs. An edit
 // opens in a diff editor — the file as it is against the proposed text — with Accept and Reject; a command asks
-// Run or Skip. "Alisio: Undo Changes of the Last Turn" puts back what a turn wrote.
+// Run or Skip, in a notification and on the chat's bar. "Alisio: Undo Changes of the Last Turn" puts back what a
+// turn wrote.
 import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
 import { Ctx } from './ctx';
@@ -42,19 +43,77 @@ export const approvalFeature = {
   clear() {},
 };
 
+/** A question the daemon asked before a call runs, in the user's words: its text and the two answers. */
+export interface Question {
+  id: string;
+  text: string;
+  yes: string;
+  no: string;
+}
+
+/** Questions holds the questions the user has not answered yet. A notification hides itself after a few seconds,
+ * so each question is also on the chat's bar, on the diff editor's title (✓ and ✗) and in the palette
+ * ("Alisio: Accept the Proposal", "Alisio: Reject the Proposal"): the first answer from any of them counts. */
+export class Questions {
+  private open = new Map<string, { q: Question; answer: (yes: boolean) => void }>();
+
+  /** changed is told the question to show (the oldest open one), or undefined when none is left. */
+  constructor(private readonly changed: (q: Question | undefined) => void) {}
+
+  /** current is the oldest question still open. */
+  current(): Question | undefined {
+    return this.open.values().next().value?.q;
+  }
+
+  /** wait opens q; the promise gives the answer given through answer. */
+  wait(q: Question): Promise<boolean> {
+    const answered = new Promise<boolean>((resolve) => this.open.set(q.id, { q, answer: resolve }));
+    this.changed(this.current());
+    return answered;
+  }
+
+  /** answer answers the question id, or the oldest when id is undefined; false when none was open. */
+  answer(yes: boolean, id?: string): boolean {
+    const key = id ?? this.open.keys().next().value;
+    const entry = key === undefined ? undefined : this.open.get(key);
+    if (!entry) {
+      return false;
+    }
+    entry.answer(yes);
+    this.close(key!);
+    return true;
+  }
+
+  /** close forgets the question id (answered, or withdrawn by the daemon). */
+  close(id: string) {
+    if (this.open.delete(id)) {
+      this.changed(this.current());
+    }
+  }
+}
+
 /** listenForApprovals answers the daemon's alisio/approve requests on client. */
 export function listenForApprovals(ctx: Ctx, client: LanguageClient, proposals: Proposals) {
   client.onRequest('alisio/approve', async (p: ApproveParams, token: vscode.CancellationToken) => ({ approved: await ask(ctx, p, proposals, token) }));
 }
 
-/** ask shows the call and waits for the user's answer; a question the daemon withdraws (the turn stopped, no
- * answer in time) counts as a rejection. */
+/** decide shows q until the user answers it — in the notification (closing it says no), the chat, the diff's
+ * title or the palette — or the daemon withdraws it (the turn stopped, no answer in time: a no). */
+async function decide(ctx: Ctx, q: Question, show: Thenable<string | undefined>, token: vscode.CancellationToken): Promise<boolean> {
+  const withdrawn = new Promise<boolean>((resolve) => token.onCancellationRequested(() => resolve(false)));
+  try {
+    return await Promise.race([show.then((choice) => choice === q.yes), ctx.questions.wait(q), withdrawn]);
+  } finally {
+    ctx.questions.close(q.id);
+  }
+}
+
+/** ask shows the call and waits for the user's answer. */
 async function ask(ctx: Ctx, p: ApproveParams, proposals: Proposals, token: vscode.CancellationToken): Promise<boolean> {
-  const withdrawn = new Promise<undefined>((resolve) => token.onCancellationRequested(() => resolve(undefined)));
   if (p.kind === 'command') {
     ctx.output.info(`approval asked: run ${p.command}`);
-    const choice = await Promise.race([vscode.window.showWarningMessage(`Alisio wants to run: ${p.command}`, 'Run', 'Skip'), withdrawn]);
-    return choice === 'Run';
+    const q = { id: `${p.session}/${p.call.id}`, text: `Alisio wants to run: ${p.command}`, yes: 'Run', no: 'Skip' };
+    return decide(ctx, q, vscode.window.showWarningMessage(q.text, q.yes, q.no), token);
   }
   const path = p.path ?? '?';
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
@@ -63,9 +122,8 @@ async function ask(ctx: Ctx, p: ApproveParams, proposals: Proposals, token: vsco
   ctx.output.info(`approval asked: ${p.exists ? 'edit' : 'create'} ${path}`);
   try {
     await vscode.commands.executeCommand('vscode.diff', left, right, `${path}: Alisio's proposed change`, { preview: true });
-    const choice = await Promise.race([vscode.window.showInformationMessage(
-      `Alisio wants to ${p.exists ? 'change' : 'create'} ${path}: review the diff.`, 'Accept', 'Reject'), withdrawn]);
-    return choice === 'Accept';
+    const q = { id: `${p.session}/${p.call.id}`, text: `Alisio wants to ${p.exists ? 'change' : 'create'} ${path}: review the diff.`, yes: 'Accept', no: 'Reject' };
+    return await decide(ctx, q, vscode.window.showInformationMessage(q.text, q.yes, q.no), token);
   } finally {
     await closeTabsOf(right);
     proposals.drop(right);

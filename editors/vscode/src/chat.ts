@@ -4,8 +4,8 @@ import * as vscode from 'vscode';
 import * as crypto from 'crypto';
 
 /** What the chat asks the extension to do: send a prompt, stop the turn, compact, recover, switch or start a
- * session, show earlier messages, copy a code block. */
-export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'undoCompaction' | 'editCheckpoint' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' | 'retry' } | { type: 'send' | 'copy'; text: string };
+ * session, show earlier messages, copy a code block, answer the question before a call runs. */
+export type ChatAction = { type: 'ready' | 'stop' | 'compact' | 'undoCompaction' | 'editCheckpoint' | 'recover' | 'switch' | 'new' | 'earlier' | 'openFolder' | 'retry' } | { type: 'send' | 'copy'; text: string } | { type: 'answer'; id: string; yes: boolean };
 
 export class ChatView implements vscode.WebviewViewProvider {
   private webviews = new Set<vscode.Webview>();
@@ -82,7 +82,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; img-src ${webview.cspSource} data:; script-src 'nonce-${nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1.0"><link rel="stylesheet" href="${style}"><title>Alisio</title></head>
 <body><div id="header"></div><div id="log" role="log" aria-live="polite"></div>
-<div id="composer"><textarea id="input" rows="2" placeholder="Ask the agent — Enter sends, Shift+Enter new line" aria-label="Prompt"></textarea>
+<div id="question" role="alert" hidden></div><div id="composer"><textarea id="input" rows="2" placeholder="Ask the agent — Enter sends, Shift+Enter new line" aria-label="Prompt"></textarea>
 <button id="send" title="Send (Enter)">Send</button><button id="stop" title="Stop the turn" hidden>Stop</button></div>
 <script nonce="${nonce}" src="${script}"></script></body></html>`;
   }

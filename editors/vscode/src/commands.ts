@@ -6,9 +6,9 @@ import { setUpProvider } from './setup';
 import { refreshChat, runTurn } from './conversation';
 import { askForFolder, Ctx, hasFolder } from './ctx';
 import * as meter from './meter';
-import { ContextResult, SessionsResult } from './protocol';
+import { SessionsResult } from './protocol';
 import { restartClient } from './server';
-import { refreshStatus, render } from './status';
+import { contextDocument, refreshStatus, render } from './status';
 
 /** The most of a file Add Selection puts in a prompt whole; a larger one goes by its path (the agent reads it). */
 const maxAttachedChars = 20000;
@@ -56,6 +56,14 @@ export function registerCommands(ctx: Ctx) {
     render(ctx, undefined); // not "compacting…" any more, whatever the status says next
     await refreshStatus(ctx);
   });
+  // The question before an edit or a command runs, answered from the palette or the diff editor's title.
+  for (const [id, yes] of [['alisio.accept', true], ['alisio.reject', false]] as const) {
+    register(id, () => {
+      if (!ctx.questions.answer(yes)) {
+        void vscode.window.showInformationMessage('Alisio: no change or command is waiting for your answer.');
+      }
+    });
+  }
   register('alisio.recover', async () => {
     if (!ctx.client) {
       return;
@@ -175,14 +183,10 @@ export function registerCommands(ctx: Ctx) {
     await ctx.docs.show('checkpoint.md', content);
   });
   register('alisio.showContext', async () => {
-    // Before the workspace has a session: what its first request will hold (instructions, tool catalog).
-    const st = await ctx.request<meter.Status>('alisio/status', { session: ctx.session, firstRequest: true });
-    if (!st) {
-      return;
+    const md = await contextDocument((method, params) => ctx.request(method, params), ctx.session);
+    if (md) {
+      await ctx.docs.show('context.md', md, true);
     }
-    const parts = await ctx.request<ContextResult>('alisio/context', { session: st.session || undefined });
-    const tools = await ctx.request<meter.ToolsDescription>('alisio/tools', {});
-    await ctx.docs.show('context.md', meter.contextBreakdown(st, parts?.parts || [], tools?.sources || []), true);
   });
   register('alisio.showTools', async () => {
     const d = await ctx.request<meter.ToolsDescription>('alisio/tools', {});

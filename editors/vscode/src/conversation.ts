@@ -88,7 +88,11 @@ export async function runTurn(ctx: Ctx, text: string) {
 export async function onChatAction(ctx: Ctx, a: ChatAction) {
   switch (a.type) {
     case 'ready':
+      ctx.chat.post({ type: 'question', question: ctx.questions.current() });
       return refreshChat(ctx);
+    case 'answer':
+      ctx.questions.answer(a.yes, a.id);
+      return;
     case 'earlier':
       return refreshChat(ctx, true);
     case 'openFolder':

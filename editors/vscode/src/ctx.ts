@@ -5,7 +5,7 @@ import { LanguageClient } from 'vscode-languageclient/node';
 import type { ChatView } from './chat';
 import type { CheckpointFiles } from './checkpoint';
 import type { Docs } from './docs';
-import { Proposals } from './approval';
+import { Proposals, Questions } from './approval';
 import { AlisioEvent, errorKind, Status } from './protocol';
 
 /** noFolder says what to do in a window without a folder: the agent works only inside one. */
@@ -63,8 +63,15 @@ export class Ctx {
   shownMessages: number | undefined;
   /** The last turn that failed or was stopped: the chat shows it under the conversation with Retry. */
   failedTurn: { prompt: string; message: string } | undefined;
+  /** The pending redraw of an open Show Context document. */
+  contextRedraw: ReturnType<typeof setTimeout> | undefined;
   /** The proposed texts the approval diffs show. */
   readonly proposals = new Proposals();
+  /** The questions before a call runs that wait for the user: the chat's bar and the palette follow them. */
+  readonly questions = new Questions((q) => {
+    this.chat?.post({ type: 'question', question: q });
+    void vscode.commands.executeCommand('setContext', 'alisio.asking', q !== undefined);
+  });
 
   constructor(
     readonly extension: vscode.ExtensionContext,

@@ -10,6 +10,21 @@ export class Docs implements vscode.TextDocumentContentProvider {
     return this.contents.get(uri.path) ?? '';
   }
 
+  /** isOpen: an editor or a preview holds the document name. */
+  isOpen(name: string): boolean {
+    const uri = vscode.Uri.parse(`alisio:${name}`).toString();
+    return vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri);
+  }
+
+  /** update gives the open document name new content (its Markdown preview follows) without showing it. */
+  update(name: string, content: string) {
+    const uri = vscode.Uri.parse(`alisio:${name}`);
+    if (this.contents.get(uri.path) !== content) {
+      this.contents.set(uri.path, content);
+      this.changed.fire(uri);
+    }
+  }
+
   /** show opens the document name with content, in a preview editor; rendered, in the Markdown preview (its
    * source where the built-in Markdown extension is disabled). */
   async show(name: string, content: string, rendered = false) {

@@ -93,13 +93,14 @@ export function statusText(st: Status, compacting: boolean): string {
   return text;
 }
 
-/** The rule closest to firing, in words. */
+/** The rule closest to firing, in words; the share is the meter's (tokens of limitTokens), so that it agrees
+ * with the figures beside it. */
 export function closestRule(st: Status): string {
   const starts = `compaction starts at ${pct(st.threshold)}`;
   if ((st.windowFraction || 0) >= (st.charsFraction || 0)) {
     return windowKnown(st)
-      ? `the request fills ${pct((st.windowFraction || 0) * st.threshold)} of the ${human(st.window)}-token window; ${starts}`
-      : `the request, tool catalog included, fills ${pct((st.windowFraction || 0) * st.threshold)} of what limits.maxContextChars allows (the model's window is unknown); ${starts}`;
+      ? `the request fills ${pct(used(st))} of the ${human(st.window)}-token window; ${starts}`
+      : `the request, tool catalog included, fills ${pct(used(st))} of what limits.maxContextChars allows (the model's window is unknown); ${starts}`;
   }
   return `instructions + transcript fill ${pct((st.charsFraction || 0) * st.threshold)} of limits.maxContextChars; ${starts}`;
 }

@@ -94,7 +94,7 @@ export interface Notice {
 
 /** An alisio/event notification: its type says which fields are set (compaction events carry the
  * compaction's figures; delta text and reasoning; tool_call id, name and arguments; tool_result id, name,
- * isError and chars; reply text). */
+ * isError, declined (the user did not approve it: it did not run) and chars; reply text). */
 export interface AlisioEvent {
   v: number;
   session: string;
@@ -135,6 +135,7 @@ export interface AlisioEvent {
   name?: string;
   arguments?: string;
   isError?: boolean;
+  declined?: boolean;
   chars?: number;
   exitCode?: number;
 }
@@ -240,7 +241,7 @@ export interface RecoverResult {
 }
 
 /** How a tool call of alisio/session's page ended (api.CallState). */
-export type CallState = 'done' | 'failed' | 'uncertain' | 'running';
+export type CallState = 'done' | 'failed' | 'declined' | 'uncertain' | 'running';
 
 /** What became of one tool call: the index of its result in the page's messages (-1: none), and its state. */
 export interface CallOutcome {

@@ -56,6 +56,8 @@ export interface ChatMessage {
   toolCallId?: string;
   toolName?: string;
   isError?: boolean;
+  /** A call the user did not approve: it did not run. */
+  declined?: boolean;
   summary?: boolean;
   partial?: boolean;
   compacted?: boolean;
@@ -151,6 +153,9 @@ export function toolCall(call: { id: string; name: string; arguments: string }, 
     cls += ' uncertain';
   } else if (state === 'running' || !result) {
     size = '<span class="running">running…</span>';
+  } else if (state === 'declined') {
+    size = '<span class="declined">⊘ declined: not run</span>'; // its result says why (a no, no answer in time)
+    cls += ' declined';
   } else if (state === 'failed') {
     const why = result.exitCode !== undefined ? `exit ${result.exitCode}` : 'failed';
     size = `<span class="error">✗ ${why} · ${human(result.chars ?? chars(result.text))} chars</span>`;
@@ -158,7 +163,7 @@ export function toolCall(call: { id: string; name: string; arguments: string }, 
   } else {
     size = `${human(result.chars ?? chars(result.text))} chars`;
   }
-  return `<details class="${cls}"><summary><span class="tool-name">${esc(call.name)}</span> <code>${esc(argSummary(call.arguments))}</code> · ${size}</summary>` +
+  return `<details class="${cls}" data-key="call ${esc(call.id)}"><summary><span class="tool-name">${esc(call.name)}</span> <code>${esc(argSummary(call.arguments))}</code> · ${size}</summary>` +
     `<div class="tool-body">${callBody(call.name, call.arguments)}` +
     (result?.text !== undefined ? `<div class="label">result</div><pre>${esc(result.text)}</pre>` : '') + '</div></details>';
 }
@@ -231,11 +236,11 @@ export function conversation(messages: ChatMessage[], notices: Notice[], page: P
     const sizes = originals.length === total ? `${human(originals.reduce((n, o) => n + (o.chars ?? chars(o.text)), 0))} → ${human(live.chars ?? chars(live.text))} chars`
       : `now ${human(live.chars ?? chars(live.text))} chars`;
     const shownOriginals = originals.length === 0 ? ''
-      : `<details class="originals"><summary>${originals.length === total ? `The ${count(total)}` : `The last ${count(originals.length)} of the ${count(total)}`} compacted originals (kept in the store)</summary>${render(originals)}</details>`;
-    out.push(`<details class="boundary${live.partial ? ' partial' : ''}"><summary>${count(total)} messages compacted into a checkpoint, ${sizes}${partial}</summary>` +
+      : `<details class="originals" data-key="originals"><summary>${originals.length === total ? `The ${count(total)}` : `The last ${count(originals.length)} of the ${count(total)}`} compacted originals (kept in the store)</summary>${render(originals)}</details>`;
+    out.push(`<details class="boundary${live.partial ? ' partial' : ''}" data-key="boundary"><summary>${count(total)} messages compacted into a checkpoint, ${sizes}${partial}</summary>` +
       `<div class="boundary-actions"><button data-action="undoCompaction" title="The conversation as it was before this compaction, with what came since">Undo</button>` +
       `<button data-action="editCheckpoint" title="Correct what the checkpoint says">Edit</button></div>` +
-      `<details class="checkpoint" open><summary>Checkpoint</summary>${markdown(live.text || '')}</details>${shownOriginals}</details>`);
+      `<details class="checkpoint" data-key="checkpoint" open><summary>Checkpoint</summary>${markdown(live.text || '')}</details>${shownOriginals}</details>`);
   }
   out.push(render(messages.filter((m) => !m.compacted && !m.summary)));
   for (const n of notices) {

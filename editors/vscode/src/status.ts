@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { Ctx, hasFolder, noFolder } from './ctx';
 import { refreshChat } from './conversation';
 import * as meter from './meter';
-import { Status } from './protocol';
+import { ContextResult, Status, ToolsDescription } from './protocol';
 
 /** render draws the meter from st (undefined: the last one), or "Alisio –" before the workspace has a session. */
 export function render(ctx: Ctx, st: Status | undefined) {
@@ -23,6 +23,37 @@ export function render(ctx: Ctx, st: Status | undefined) {
   const lvl = meter.level(ctx.lastStatus);
   item.backgroundColor = lvl === 'ok' ? undefined : new vscode.ThemeColor(lvl === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
   item.show();
+  refreshContext(ctx);
+}
+
+/** contextDocument is Show Context's document: what fills the context of session (before the workspace has a
+ * session, what its first request will hold), asked for with request. */
+export async function contextDocument(request: <T>(method: string, params: Record<string, unknown>) => Promise<T | undefined>,
+  session: string | undefined): Promise<string | undefined> {
+  const st = await request<Status>('alisio/status', { session, firstRequest: true });
+  if (!st) {
+    return undefined;
+  }
+  const parts = await request<ContextResult>('alisio/context', { session: st.session || undefined });
+  const tools = await request<ToolsDescription>('alisio/tools', {});
+  return meter.contextBreakdown(st, parts?.parts || [], tools?.sources || []);
+}
+
+/** refreshContext redraws Show Context's document while it is open, so that it tells what the meter does: at
+ * most once a second, and quietly (a failure leaves it as it was). */
+function refreshContext(ctx: Ctx) {
+  if (ctx.contextRedraw || !ctx.docs?.isOpen('context.md')) {
+    return;
+  }
+  ctx.contextRedraw = setTimeout(async () => {
+    const client = ctx.client;
+    const quiet = async <T>(method: string, params: Record<string, unknown>) => client?.sendRequest<T>(method, params).catch(() => undefined);
+    const md = await contextDocument(quiet, ctx.session).catch(() => undefined);
+    ctx.contextRedraw = undefined;
+    if (md) {
+      ctx.docs.update('context.md', md);
+    }
+  }, 1000);
 }
 
 /** onStatus takes an alisio/status notification of the session shown (or the first one). */

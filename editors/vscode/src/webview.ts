@@ -13,7 +13,7 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
-const head = $('header'), log = $('log'), input = $('input') as HTMLTextAreaElement, send = $('send'), stop = $('stop');
+const head = $('header'), log = $('log'), input = $('input') as HTMLTextAreaElement, send = $('send'), stop = $('stop'), question = $('question');
 let status: Status | undefined, model = '', title = '';
 // The turn streaming: its element, the text segment being written (text after a tool call starts a new one, so
 // that text and calls show in the order they happened), and its calls by ID.
@@ -33,6 +33,14 @@ function drawHeader() {
   }
 }
 
+/** openState is whether each keyed part of the conversation (a tool call, the compaction boundary, the
+ * checkpoint, the originals) is open, by its key. */
+function openState(): Map<string, boolean> {
+  const state = new Map<string, boolean>();
+  log.querySelectorAll<HTMLDetailsElement>('details[data-key]').forEach((d) => state.set(d.dataset.key!, d.open));
+  return state;
+}
+
 function scrollDown() {
   log.scrollTop = log.scrollHeight;
 }
@@ -45,7 +53,9 @@ function running(on: boolean) {
 window.addEventListener('message', (e: MessageEvent) => {
   const m = e.data;
   switch (m.type) {
-    case 'session':
+    case 'session': {
+      // What the user opened or closed stays so when the same session is drawn again (after a turn, a status).
+      const kept = m.title === title ? openState() : new Map<string, boolean>();
       streaming = undefined;
       status = m.status ?? status;
       model = m.model ?? model;
@@ -57,6 +67,12 @@ window.addEventListener('message', (e: MessageEvent) => {
         // Loading earlier messages keeps in view what the user was reading; any other redraw goes to the end.
         const fromEnd = log.scrollHeight - log.scrollTop;
         log.innerHTML = conversation((m.messages || []) as ChatMessage[], m.notices || [], { earlier: m.earlier || 0, compacted: m.compacted || 0 }, m.empty);
+        log.querySelectorAll<HTMLDetailsElement>('details[data-key]').forEach((d) => {
+          const open = kept.get(d.dataset.key!);
+          if (open !== undefined) {
+            d.open = open;
+          }
+        });
         if (m.failedTurn) {
           log.querySelector('.empty')?.remove();
           log.insertAdjacentHTML('beforeend', `<div class="notice error failed-turn">${markdown(m.failedTurn.message)} <button data-action="retry">Retry</button></div>`);
@@ -72,6 +88,7 @@ window.addEventListener('message', (e: MessageEvent) => {
       }
       running(!!m.running);
       break;
+    }
     case 'status':
       status = m.status;
       drawHeader();
@@ -112,7 +129,8 @@ window.addEventListener('message', (e: MessageEvent) => {
     case 'tool_result': {
       const c = streaming?.calls.get(m.id);
       if (c) {
-        c.el.outerHTML = toolCall({ id: m.id, name: c.name, arguments: c.arguments }, { isError: m.isError, chars: m.chars, exitCode: m.exitCode }, m.isError ? 'failed' : 'done');
+        c.el.outerHTML = toolCall({ id: m.id, name: c.name, arguments: c.arguments }, { isError: m.isError, chars: m.chars, exitCode: m.exitCode },
+          m.declined ? 'declined' : m.isError ? 'failed' : 'done');
       }
       break;
     }
@@ -129,6 +147,9 @@ window.addEventListener('message', (e: MessageEvent) => {
     case 'focus':
       input.focus();
       break;
+    case 'question': // the question before an edit or a command runs, until it is answered anywhere
+      showQuestion(m.question);
+      break;
     case 'done':
       running(false);
       if (m.error) {
@@ -138,6 +159,26 @@ window.addEventListener('message', (e: MessageEvent) => {
       break;
   }
 });
+
+/** showQuestion puts q on the bar above the input with its two answers (none: the bar hides). */
+function showQuestion(q: { id: string; text: string; yes: string; no: string } | undefined) {
+  question.hidden = !q;
+  question.replaceChildren();
+  if (!q) {
+    return;
+  }
+  const text = document.createElement('span');
+  text.textContent = q.text;
+  const buttons = [q.yes, q.no].map((label, i) => {
+    const b = document.createElement('button');
+    b.textContent = label;
+    b.className = i === 0 ? 'yes' : 'no';
+    b.addEventListener('click', () => vscode.postMessage({ type: 'answer', id: q.id, yes: i === 0 }));
+    return b;
+  });
+  question.append(text, ...buttons);
+  scrollDown();
+}
 
 document.body.addEventListener('click', (e) => {
   const button = (e.target as HTMLElement).closest('button');

@@ -118,6 +118,11 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.match(shown.documents.at(-1), /# Checkpoint[\s\S]*## Goal/);
     await vscode.commands.executeCommand('alisio.showContext');
     assert.match(shown.previews.at(-1), /checkpoint[\s\S]*tool catalog: built-in/, 'Show Context opens rendered, in the Markdown preview');
+    // While it is open (its preview holds the document), it follows the session: the undo below redraws it.
+    const contextUri = vscode.Uri.parse('alisio:context.md');
+    vscode.workspace.textDocuments.push({ uri: contextUri });
+    const contextText = async () => (await vscode.workspace.openTextDocument(contextUri)).getText();
+    const contextBefore = await contextText();
     // Alisio: Edit Checkpoint opens the checkpoint as a JSON document; a save the daemon refuses fails with its
     // words (VS Code keeps the text); a good one is stored, and Alisio: Undo Compaction puts the one before back.
     await vscode.commands.executeCommand('alisio.editCheckpoint');
@@ -134,6 +139,9 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     assert.match(new TextDecoder().decode(await files.readFile(uri)), /"goal": "Edited in VS Code"/);
     await vscode.commands.executeCommand('alisio.undoCompaction');
     assert.match(shown.info.at(-1), /^Alisio: Undid the last checkpoint edit \(saves in a row, with no message between them, are one edit\): .* Undo again \(Alisio: Undo Compaction\) to undo the one before\.$/);
+    await vscode.commands.executeCommand('alisio.undoCompaction'); // the compaction itself: 4 messages again
+    await until('Show Context redrawn after the undo', async () => (await contextText()) !== contextBefore, 10000);
+    assert.match(await contextText(), /What fills the context/);
     // Alisio: Show Tools lists the MCP server with its problem; picking it disables it in the settings.
     let offered;
     answers.quickPick = (items) => { offered = items; return items.find((i) => i.toggle && i.toggle.name === 'docs'); };

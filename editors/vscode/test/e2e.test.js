@@ -181,16 +181,25 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await until('the earlier messages', async () => (await view.locator('.earlier').count()) === 0 &&
       /messages compacted into a checkpoint, .* → .* chars/.test(await view.locator('details.boundary > summary').innerText()), 30000);
     assert.match(await view.locator('#header .meta').innerText(), /alisio-test · .* of .* chars/);
+    // Opened before the turn, the boundary stays open when the chat is drawn again after it.
+    await view.locator('details.boundary > summary').click();
     await view.locator('#input').fill('run the parser tests');
     await view.locator('#input').press('Enter');
     // Review before it lands: the command asks Run or Skip; the edit opens a diff editor with Accept and Reject.
+    // The question is in a notification, which hides itself after a few seconds, and on the chat's bar, where it
+    // stays until it is answered.
     const toast = (text) => page.locator('.notification-toast', { hasText: text });
     await until('the question before the command', async () => (await toast('Alisio wants to run').count()) > 0);
-    await toast('Alisio wants to run').locator('a.monaco-button', { hasText: 'Run' }).click();
+    await until('the question on the chat bar', async () => /Alisio wants to run: echo/.test(await view.locator('#question').innerText()), 10000);
+    await until('the notification hidden', async () => (await toast('Alisio wants to run').count()) === 0, 60000);
+    await view.locator('#question button', { hasText: 'Run' }).click();
     await until('the diff of the proposed edit', async () => (await toast('Alisio wants to change main.go').count()) > 0 &&
       (await page.locator('.tab', { hasText: "Alisio's proposed change" }).count()) > 0);
+    await until('the edit on the chat bar', async () => /Alisio wants to change main.go/.test(await view.locator('#question').innerText()), 10000);
     await page.screenshot({ path: shot('vscode-review-diff.png') });
-    await toast('Alisio wants to change main.go').locator('a.monaco-button', { hasText: 'Accept' }).click();
+    // Answered from the diff editor's title (✓): the chat's bar goes.
+    await page.locator('.editor-actions .action-label[aria-label^="Alisio: Accept the Proposal"]').click();
+    await until('the bar gone once answered', async () => !(await view.locator('#question').isVisible()), 10000);
     await until('the edit on disk', async () => fs.readFileSync(path.join(ws, 'main.go'), 'utf8') === 'package main // the parser fix\n');
     await until('the diff closed', async () => (await page.locator('.tab', { hasText: "Alisio's proposed change" }).count()) === 0);
     await until('the reply in the chat', async () => (await view.locator('.msg.assistant', { hasText: 'the fix is in' }).count()) > 0 && !(await view.locator('#stop').isVisible()), 60000);
@@ -202,7 +211,7 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     assert.strictEqual(await view.locator('.msg.assistant strong', { hasText: 'fail' }).count(), 1, 'markdown rendered');
     await view.locator('details.tool > summary').last().click();
     await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat.png') });
-    await view.locator('details.boundary > summary').click();
+    assert.strictEqual(await view.locator('details.boundary').evaluate((d) => d.open), true, 'the boundary the user opened was closed by the redraw');
     await page.locator('.part.auxiliarybar').screenshot({ path: shot('vscode-chat-boundary.png') });
     // Hidden and shown again, it shows the same conversation.
     // (Through the palette: a key pressed while the chat's page has the focus may not reach the workbench.)
@@ -259,7 +268,9 @@ test('Alisio: Compact from the command palette of real VS Code changes the statu
     await page.keyboard.press('Control+S');
     await until('the saved checkpoint', async () => (await toast('checkpoint saved').count()) > 0, 30000);
     await until('the edit in the chat', async () => (await view.locator('details.boundary details.checkpoint').textContent()).includes('Edited in VS Code'), 30000);
-    await view.locator('details.boundary > summary').click();
+    if (!(await view.locator('details.boundary').evaluate((d) => d.open))) {
+      await view.locator('details.boundary > summary').click();
+    }
     await view.locator('.boundary-actions button', { hasText: 'Undo' }).click();
     await until('the undo said', async () => (await toast('Undid the last checkpoint edit').count()) > 0, 30000);
     await until('the checkpoint before the edit in the chat', async () => !(await view.locator('details.boundary details.checkpoint').textContent()).includes('Edited in VS Code'), 30000);

@@ -24,7 +24,7 @@ test('over the hard limit: text and colour say so; an unknown window is shown as
   assert.strictEqual(meter.statusText(over, false), '$(error) Alisio over limit (18k/14k)');
   assert.strictEqual(meter.level(over), 'error');
   assert.match(meter.tooltip(over), /Over the hard limit\*\*: 18k of 14k chars/);
-  const small = { ...base, window: 8000, windowFraction: 0.91, threshold: 0.85, nextAction: 'compact (reserve)' };
+  const small = { ...base, window: 8000, tokens: 6160, limitTokens: 8000, windowFraction: 0.91, threshold: 0.85, nextAction: 'compact (reserve)' };
   assert.match(meter.tooltip(small), /the request fills 77% of the 8k-token window; compaction starts at 85%/);
   assert.match(meter.tooltip(small), /Next model call: compacts first, to leave room for the reply/);
   const unknown = { ...base, window: 200000, windowSource: 'maxContextChars' };
@@ -36,10 +36,17 @@ test('over the hard limit: text and colour say so; an unknown window is shown as
   assert.match(worded, /Next model call: compacts first: the request is past the window's compaction point\./);
   assert.doesNotMatch(meter.tooltip(unknown), /200k-token/);
   // The number in the status bar and the words of the tooltip tell the same rule (the request, catalog included).
-  const u = { ...unknown, windowFraction: 0.05, charsFraction: 0.04 };
+  const u = { ...unknown, tokens: 8000, limitTokens: 200000, windowFraction: 0.05, charsFraction: 0.04 };
   assert.strictEqual(meter.statusText({ ...u, tokens: 9000, limitTokens: 200000 }, false), '$(pulse) Alisio ▱▱▱▱▱▱▱│▱ 9k/200k');
   assert.match(meter.tooltip(u), /the request, tool catalog included, fills 4% of what limits.maxContextChars allows \(the model's window is unknown\)/);
   assert.doesNotMatch(meter.contextBreakdown(u, [], []), /200k-token/);
+});
+
+test("the tooltip's share is the share of its own token figures (calibrated), not the estimate's", () => {
+  // The provider counted 1,150 tokens where chars/4 estimated 960 (windowFraction 0.07 of the 85% point).
+  const st = { ...base, tokens: 1150, tokensSource: 'calibrated', limitTokens: 16000, window: 16000, windowFraction: 0.0706, charsFraction: 0.01, threshold: 0.85 };
+  assert.match(meter.tooltip(st), /tokens \| 1.1k of 16k \(calibrated/);
+  assert.match(meter.tooltip(st), /the request fills 7% of the 16k-token window/);
 });
 
 test('colours: warning from 75% of the threshold or a partial checkpoint, error when the user must act', () => {

@@ -46,7 +46,7 @@ test('the compaction boundary says what it replaced and expands to the checkpoin
     { role: 'assistant', toolCalls: [{ id: 'call_deploy', name: 'run_command', arguments: '{"command":"make deploy"}' }], outcomes: [{ result: -1, state: 'uncertain' }] },
   ], [{ kind: 'uncertainCalls', text: '1 tool call was cut off by a crash, outcome unknown (call_deploy): record that …' }]);
   assert.match(html, /2 messages compacted into a checkpoint, 120k → 33 chars · <span class="warn">partial checkpoint<\/span>/);
-  assert.match(html, /<details class="checkpoint" open><summary>Checkpoint<\/summary><p>\[Checkpoint\] goal: fix the parser<\/p>/);
+  assert.match(html, /<details class="checkpoint" data-key="checkpoint" open><summary>Checkpoint<\/summary><p>\[Checkpoint\] goal: fix the parser<\/p>/);
   assert.match(html, /The 2 compacted originals \(kept in the store\)/);
   assert.match(html, /outcome unknown[\s\S]*data-action="recover"/);
   assert.match(html, /<div class="notice warn">⚠ 1 tool call was cut off by a crash, outcome unknown \(call_deploy\): record that … <button data-action="recover">Recover<\/button><\/div>/);
@@ -124,6 +124,15 @@ test('a command that exited non-zero shows ✗ with its exit code', () => {
     { role: 'tool', toolCallId: 'c1', text: 'exit code 2\nFAIL', isError: true },
   ], []);
   assert.match(html, /<code>make test<\/code> · <span class="error">✗ exit 2 · 16 chars<\/span>/);
+});
+
+test('a call the user declined shows that it did not run, not a failure', () => {
+  const html = render.conversation([
+    { role: 'assistant', toolCalls: [{ id: 'c1', name: 'run_command', arguments: '{"command":"rm -rf build"}' }], outcomes: [{ result: 1, state: 'declined' }] },
+    { role: 'tool', toolCallId: 'c1', text: 'The user declined this command; it was not run.', isError: true, declined: true },
+  ], []);
+  assert.match(html, /<code>rm -rf build<\/code> · <span class="declined">⊘ declined: not run<\/span>/);
+  assert.doesNotMatch(html, /✗|class="error"/);
 });
 
 test('code blocks are highlighted in their language and carry a Copy button; raw HTML stays escaped', () => {

@@ -13,7 +13,8 @@ test('dist/alisio.vsix holds the bundle and the manifest', () => {
   const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json')));
   const titles = manifest.contributes.commands.map((c) => c.title);
   for (const t of ['Alisio: Compact', 'Alisio: Recover Uncertain Tool Calls', 'Alisio: Prompt', 'Alisio: New Session', 'Alisio: Switch Session',
-    'Alisio: Show Checkpoint', 'Alisio: Show Context', 'Alisio: Restart Server', 'Alisio: Show Logs', 'Alisio: Open Chat', 'Alisio: Menu', 'Alisio: Show Tools']) {
+    'Alisio: Show Checkpoint', 'Alisio: Show Context', 'Alisio: Restart Server', 'Alisio: Show Logs', 'Alisio: Open Chat', 'Alisio: Menu', 'Alisio: Show Tools',
+    'Alisio: Accept the Proposal', 'Alisio: Reject the Proposal']) {
     assert.ok(titles.includes(t), `${t} is not contributed`);
   }
 });

@@ -62,8 +62,12 @@ local function on_event(ev)
       require('alisio.review').reload({ path }) -- no buffer shows the file as it was
     end
     if streaming(ev) then
-      local how = ev.isError and (ev.exitCode and string.format('✗ exit %d,', ev.exitCode) or '✗ failed,') or '✓'
-      chat.append_lines({ string.format('  %s %s chars', how, chat.human(ev.chars or 0)), '' })
+      if ev.declined then -- its result only says that it did not run
+        chat.append_lines({ '  ⊘ declined: not run', '' })
+      else
+        local how = ev.isError and (ev.exitCode and string.format('✗ exit %d,', ev.exitCode) or '✗ failed,') or '✓'
+        chat.append_lines({ string.format('  %s %s chars', how, chat.human(ev.chars or 0)), '' })
+      end
     end
   end
 end

@@ -150,9 +150,10 @@ function M.context()
       unknown_window and string.format("%s tokens (%s); the model's window is unknown. Compaction starts past %.0f%% of "
           .. 'limits.maxContextChars (the session is at %.0f%% of that point).', util.human(st.tokens), st.tokensSource or 'estimated', (st.threshold or 0) * 100,
           (st.charsFraction or 0) * 100)
-        or string.format('%s tokens (%s) of a %s-token window (%s). Compaction starts past %.0f%% of the window (the request '
-          .. 'is at %.0f%% of that point) or of limits.maxContextChars (at %.0f%%).', util.human(st.tokens), st.tokensSource or 'estimated', util.human(st.window),
-          st.windowFrom or st.windowSource or '?', (st.threshold or 0) * 100, (st.windowFraction or 0) * 100, (st.charsFraction or 0) * 100),
+        or string.format('%s tokens (%s) of a %s-token window (%s): the request fills %.0f%% of it. Compaction starts past '
+          .. '%.0f%% of the window or of limits.maxContextChars (at %.0f%% of that point).', util.human(st.tokens), st.tokensSource or 'estimated',
+          util.human(st.window), st.windowFrom or st.windowSource or '?', 100 * (st.tokens or 0) / math.max(st.window or 1, 1),
+          (st.threshold or 0) * 100, (st.charsFraction or 0) * 100),
       'Next model call: ' .. (st.nextCall or ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
         and 'trims large tool outputs to fit' or 'sends as is')) .. '.',
     }

@@ -5,8 +5,8 @@ local text = require('alisio.chat.text')
 
 local M = {}
 
---- line is the one line a tool call shows: → name summary · result size (✗ when it failed, ⚠ when a crash
---- left it without result, running… while it has none yet). state is the outcome's state, exit_code a
+--- line is the one line a tool call shows: → name summary · result size (✗ when it failed, ⊘ when the user
+--- did not approve it, ⚠ when a crash left it without result, running… while it has none yet). state is the outcome's state, exit_code a
 --- command's exit status.
 function M.line(call, result, state, exit_code)
   local line = string.format('→ %s %s', call.name or '?', text.summary(call.arguments))
@@ -14,6 +14,8 @@ function M.line(call, result, state, exit_code)
     return line .. ' · ⚠ outcome unknown (a crash cut it off)'
   elseif not result then
     return line .. ' · running…'
+  elseif state == 'declined' then
+    return line .. ' · ⊘ declined: not run'
   elseif state == 'failed' then
     return line .. string.format(' · ✗ %s (%s chars)', exit_code and ('exit ' .. exit_code) or 'failed', text.human(text.chars(result.text)))
   end
@@ -50,7 +52,7 @@ function M.body(call)
 end
 
 --- format adds call's line, and its arguments and result as a fold, to out. outcome = { result = index into
---- messages (0-based, -1: none), state = 'done' | 'failed' | 'uncertain' | 'running' }.
+--- messages (0-based, -1: none), state = 'done' | 'failed' | 'declined' | 'uncertain' | 'running' }.
 function M.format(out, call, outcome, messages)
   outcome = outcome or { result = -1, state = 'running' }
   local result = (outcome.result or -1) >= 0 and messages[outcome.result + 1] or nil

@@ -42,6 +42,11 @@ func Notices(st agent.Status, w Words) []Notice {
 	return out
 }
 
+// Count is n with its noun: "1 tool call", "3 tool calls".
+func Count(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
+}
+
 // plural picks one's or many's ending for n.
 func plural(n int, one, many string) string {
 	if n == 1 {

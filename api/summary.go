@@ -20,8 +20,8 @@ func Summary(e compaction.Event) string {
 		return fmt.Sprintf("compacting %d messages (%s)…", e.SpanMessages, why(e.Reason, e.Rule))
 	case compaction.EventCompleted:
 		// The same figures as the chat's boundary: the messages and their chars, into the checkpoint's chars.
-		text := fmt.Sprintf("compacted %d messages, %s → %s chars; the request is now %s chars (was %s)", e.SpanMessages, Human(e.SpanChars),
-			Human(e.CheckpointChars), Human(e.AfterChars), Human(e.BeforeChars))
+		text := fmt.Sprintf("compacted %s, %s → %s chars; the request is now %s chars (was %s)", spanWords(e.SpanMessages, e.SpanCheckpoints),
+			Human(e.SpanChars), Human(e.CheckpointChars), Human(e.AfterChars), Human(e.BeforeChars))
 		if e.Ahead {
 			text += "; summarized in the background"
 		}
@@ -56,31 +56,32 @@ func Summary(e compaction.Event) string {
 	return ""
 }
 
-// fidelityKinds name the ledger's kinds as a user reads them, in the order they are listed.
+// fidelityKinds name the ledger's kinds as a user reads them, in the order they are listed (added: one of
+// them, in the count of those added).
 var fidelityKinds = []struct{ kind, words, added string }{
-	{compaction.KindFiles, "files", "file(s)"}, {compaction.KindConstraints, "your constraints", "constraint(s)"},
-	{compaction.KindCommands, "commands", "command(s)"}, {compaction.KindErrors, "error lines", "error line(s)"},
+	{compaction.KindFiles, "files", "file"}, {compaction.KindConstraints, "your constraints", "constraint"},
+	{compaction.KindCommands, "commands", "command"}, {compaction.KindErrors, "error lines", "error line"},
 }
 
 // fidelityWords says how much of what the session did the summary kept, kind by kind, and what was added to
-// it: "the summary kept files 3/5, your constraints 2/2, commands 1/4 (added from the session: 2 file(s))".
+// it: "the summary kept files 3/5, your constraints 2/2, commands 1/4 (added from the session: 2 files)".
 func fidelityWords(f compaction.Fidelity) string {
 	if len(f) == 0 {
 		return ""
 	}
 	var kept, added []string
-	say := func(kind, words, noun string) {
+	say := func(kind, words, one, many string) {
 		if c, ok := f[kind]; ok {
 			kept = append(kept, fmt.Sprintf("%s %d/%d", words, c.Covered, c.Anchors))
 			if c.Added > 0 {
-				added = append(added, fmt.Sprintf("%d %s", c.Added, noun))
+				added = append(added, fmt.Sprintf("%d %s", c.Added, plural(c.Added, one, many)))
 			}
 		}
 	}
 	known := map[string]bool{}
 	for _, k := range fidelityKinds {
 		known[k.kind] = true
-		say(k.kind, k.words, k.added)
+		say(k.kind, k.words, k.added, k.added+"s")
 	}
 	var extra []string
 	for kind := range f {
@@ -90,7 +91,7 @@ func fidelityWords(f compaction.Fidelity) string {
 	}
 	sort.Strings(extra)
 	for _, kind := range extra {
-		say(kind, kind, kind)
+		say(kind, kind, kind, kind) // a plugin's kind, as it names it
 	}
 	text := "the summary kept " + strings.Join(kept, ", ")
 	if len(added) > 0 {
@@ -136,4 +137,16 @@ func firstOf(texts ...string) string {
 		}
 	}
 	return ""
+}
+
+// spanWords names what a compaction replaced: its messages, and the earlier checkpoint among them (which holds
+// the messages compacted before, so the chat's boundary counts more).
+func spanWords(messages, checkpoints int) string {
+	switch {
+	case checkpoints == 1 && messages > 1:
+		return fmt.Sprintf("the earlier checkpoint and %d %s after it", messages-1, plural(messages-1, "message", "messages"))
+	case checkpoints > 1 && messages > checkpoints:
+		return fmt.Sprintf("%d earlier checkpoints and %d %s", checkpoints, messages-checkpoints, plural(messages-checkpoints, "message", "messages"))
+	}
+	return fmt.Sprintf("%d %s", messages, plural(messages, "message", "messages"))
 }

@@ -985,7 +985,7 @@ func (m *model) command(c Command) tea.Cmd {
 			if res.Recovered == 0 {
 				return commandDoneMsg{text: "This session has no uncertain tool calls."}
 			}
-			return commandDoneMsg{text: fmt.Sprintf("Recorded an unknown outcome for %d tool call(s); the session can go on.", res.Recovered)}
+			return commandDoneMsg{text: fmt.Sprintf("Recorded an unknown outcome for %s; the session can go on.", api.Count(res.Recovered, "tool call", "tool calls"))}
 		}
 		return commandDoneMsg{err: fmt.Errorf("/%s is not a command here", c.Name)}
 	}

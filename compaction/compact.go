@@ -54,8 +54,12 @@ type UncertainError struct {
 
 // Error names the calls; how to recover them is added by the edge that shows it (api.Explain).
 func (e *UncertainError) Error() string {
-	return fmt.Sprintf("the session has %d tool call(s) whose outcome is unknown (%s); it is not compacted until they are recovered",
-		len(e.CallIDs), strings.Join(e.CallIDs, ", "))
+	calls := "tool calls"
+	if len(e.CallIDs) == 1 {
+		calls = "tool call"
+	}
+	return fmt.Sprintf("the session has %d %s whose outcome is unknown (%s); it is not compacted until they are recovered",
+		len(e.CallIDs), calls, strings.Join(e.CallIDs, ", "))
 }
 
 // Unwrap lets errors.Is match ErrUncertainCalls.
@@ -250,7 +254,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	ev := Event{Type: EventCompleted, Reason: opts.Reason, Rule: opts.Rule,
 		BeforeChars: before, BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars),
 		AfterChars: afterChars, AfterTokens: transcript.EstimateTokens(afterChars + in.ToolsChars),
-		SpanMessages: span.End, SpanChars: transcript.TotalChars(in.View[:span.End]),
+		SpanMessages: span.End, SpanCheckpoints: checkpointsIn(in.View[:span.End]), SpanChars: transcript.TotalChars(in.View[:span.End]),
 		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
 		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "", Plugins: stats.reports,
 		Fidelity:   cp.Fidelity,
@@ -467,4 +471,15 @@ func union(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// checkpointsIn counts the checkpoints among msgs.
+func checkpointsIn(msgs []transcript.Message) int {
+	n := 0
+	for i := range msgs {
+		if msgs[i].Summary {
+			n++
+		}
+	}
+	return n
 }

@@ -113,9 +113,13 @@ func TestCompact_StructuredReplyAndPromptContents(t *testing.T) {
 	raw, _ := json.Marshal(prev)
 	view = append([]transcript.Message{{Role: transcript.RoleUser, Summary: true, Text: "old", Structured: raw}}, view...)
 	s := &scripted{replies: []compaction.SummaryReply{{Text: fullJSON}}}
-	res, _, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 2, MaxOutputTokens: 16000, Focus: "the storage bug", Reason: compaction.ReasonManual}, s)
+	res, rec, err := compactChecked(t, compaction.Input{View: view}, compaction.Options{KeepTurns: 2, MaxOutputTokens: 16000, Focus: "the storage bug", Reason: compaction.ReasonManual}, s)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The completed event says the span holds the earlier checkpoint (its sentence names it).
+	if done := rec.events[len(rec.events)-1]; done.Type != compaction.EventCompleted || done.SpanCheckpoints != 1 || done.SpanMessages != res.Rewrite.Drop {
+		t.Fatalf("the completed event: %+v", done)
 	}
 	req := s.got[0]
 	if !strings.Contains(req.Prompt, "the storage bug") || !strings.Contains(req.Prompt, "old goal") || !strings.Contains(req.Prompt, "<history>") {

@@ -37,7 +37,9 @@ type Event struct {
 	AfterChars   int `json:"afterChars,omitempty"`
 	AfterTokens  int `json:"afterTokens,omitempty"`
 	// SpanMessages and SpanChars size the summarized span; CheckpointChars the checkpoint written.
+	// SpanCheckpoints counts the earlier checkpoints among SpanMessages (a later compaction folds the last one in).
 	SpanMessages    int `json:"spanMessages,omitempty"`
+	SpanCheckpoints int `json:"spanCheckpoints,omitempty"`
 	SpanChars       int `json:"spanChars,omitempty"`
 	CheckpointChars int `json:"checkpointChars,omitempty"`
 	// Chunks is the number of summarizer calls a span too large for one call took.

@@ -151,12 +151,8 @@ func (s *Server) recoverCalls(_ context.Context, ag *agent.Agent, p *api.Recover
 		return nil, err
 	}
 	if len(calls) > 0 && !p.Acknowledge {
-		var ids []string
-		for _, c := range calls {
-			ids = append(ids, c.ID+" ("+c.Name+")")
-		}
-		return nil, fmt.Errorf("%d uncertain tool call(s): %s. They may or may not have taken effect; check, then send alisio/recover with acknowledge: true to record that their outcome is unknown (nothing is undone or retried)",
-			len(calls), strings.Join(ids, ", "))
+		// Explain adds how this edge records it (a confirmation, /recover acknowledge, --acknowledge).
+		return nil, &agent.UncertainCallsError{Session: p.Session, Calls: calls}
 	}
 	s.changed(p.Session)
 	return &api.RecoverResult{Session: p.Session, Recovered: len(calls), Calls: calls}, nil

@@ -472,7 +472,10 @@ func TestRecoverFlow(t *testing.T) {
 	if err := e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": sess.ID}, nil); err == nil || !strings.Contains(err.Error(), "call_x") {
 		t.Fatalf("compact on an uncertain session: %v", err)
 	}
-	if err := e.client.Call(ctx(t), "alisio/recover", map[string]any{"session": sess.ID}, nil); err == nil || !strings.Contains(err.Error(), "acknowledge") {
+	// Without acknowledge: the same error, in the user's words (no method name), for the editor to confirm.
+	err = e.client.Call(ctx(t), "alisio/recover", map[string]any{"session": sess.ID}, nil)
+	if data := errorData(err); data.Kind != api.KindUncertainCalls || !strings.Contains(err.Error(), "Record that their outcome is unknown") ||
+		strings.Contains(err.Error(), "alisio/") {
 		t.Fatalf("recover without acknowledge: %v", err)
 	}
 	if err := e.client.Call(ctx(t), "alisio/recover", map[string]any{"session": sess.ID, "acknowledge": true}, nil); err != nil {

@@ -114,7 +114,7 @@ func TestCLI_ImportShowExportRoundTrip(t *testing.T) {
 			if !strings.Contains(show, id) || !strings.Contains(show, "transcript") {
 				t.Fatalf("show: %s", show)
 			}
-			if file.Pending == 1 && !strings.Contains(show, "uncertain  1 tool call(s)") {
+			if file.Pending == 1 && !strings.Contains(show, "uncertain  1 tool call without a result") {
 				t.Fatalf("show does not report the uncertain call: %s", show)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 	"github.com/alisio-lsp/alisio-lsp/transcript"
@@ -136,8 +137,8 @@ func (a *app) showSession(st *storage.Store, id string, all bool, offset, limit 
 		a.printf("session    %s\ntitle      %s\nworkspace  %s\nupdated    %s\n", s.ID, s.Title, s.Workspace, s.UpdatedAt.Local().Format(time.RFC3339))
 		a.printf("transcript %d messages\nsize       %s\n", s.Head.ViewLen, sizeLine(sz))
 		if len(uncertain) > 0 {
-			a.printf("uncertain  %d tool call(s) without a result: %s (the session is not compacted until they are recovered)\n",
-				len(uncertain), strings.Join(uncertain, ", "))
+			a.printf("uncertain  %s without a result: %s (the session is not compacted until they are recovered)\n",
+				api.Count(len(uncertain), "tool call", "tool calls"), strings.Join(uncertain, ", "))
 		}
 		switch {
 		case n == 0 && total > 0:
@@ -278,10 +279,10 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				}
 				a.reportSkipped(im.Skipped)
 				if im.Compacted > 0 {
-					fmt.Fprintf(a.stderr, "alisio-lsp: %d message(s) of the file are marked compacted (an export --all): imported as ordinary messages, so the new session's transcript is the whole history, checkpoints included; export without --all gives the transcript as it was sent\n", im.Compacted)
+					fmt.Fprintf(a.stderr, "alisio-lsp: %s of the file marked compacted (an export --all): imported as ordinary messages, so the new session's transcript is the whole history, checkpoints included; export without --all gives the transcript as it was sent\n", api.Count(im.Compacted, "message is", "messages are"))
 				}
 				if u := n.pending.Len(); u > 0 {
-					fmt.Fprintf(a.stderr, "alisio-lsp: %d tool call(s) have no result and are uncertain; recover them before compacting\n", u)
+					fmt.Fprintf(a.stderr, "alisio-lsp: %s no result, so the outcome is unknown; recover before compacting\n", api.Count(u, "tool call has", "tool calls have"))
 				}
 				if n.messages == 0 {
 					fmt.Fprintf(a.stderr, "alisio-lsp: %s holds no messages (besides instructions): the session starts empty\n", inputName(args[0]))

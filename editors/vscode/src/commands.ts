@@ -77,7 +77,7 @@ export function registerCommands(ctx: Ctx) {
       if (ok) {
         const res = await ctx.request<{ recovered: number }>('alisio/recover', { session: ctx.session, acknowledge: true });
         if (res) {
-          void vscode.window.showInformationMessage(`Alisio: recorded that ${res.recovered} tool call(s) have an unknown outcome; the session can continue.`);
+          void vscode.window.showInformationMessage(`Alisio: recorded that ${res.recovered} tool ${res.recovered === 1 ? 'call has' : 'calls have'} an unknown outcome; the session can continue.`);
         }
       }
     }

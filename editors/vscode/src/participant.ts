@@ -59,7 +59,7 @@ export function handler(agent: Agent): vscode.ChatRequestHandler {
           stream.markdown('Nothing to recover: no tool call of this session was cut off by a crash.');
           return;
         }
-        stream.markdown(`${calls.length} tool call(s) were cut off by a crash: ${calls.join(', ')}. Their outcome is unknown.`);
+        stream.markdown(`${calls.length} tool ${calls.length === 1 ? 'call was' : 'calls were'} cut off by a crash: ${calls.join(', ')}. ${calls.length === 1 ? 'Its' : 'Their'} outcome is unknown.`);
         stream.button({ command: 'alisio.recover', title: 'Record their outcome as unknown' });
         return;
       }

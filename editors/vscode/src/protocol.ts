@@ -108,6 +108,8 @@ export interface AlisioEvent {
   afterChars?: number;
   afterTokens?: number;
   spanMessages?: number;
+  /** The earlier checkpoints among spanMessages (a later compaction folds the last one in). */
+  spanCheckpoints?: number;
   spanChars?: number;
   checkpointChars?: number;
   chunks?: number;

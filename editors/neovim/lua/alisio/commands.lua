@@ -42,7 +42,8 @@ function M.recover(force)
         util.notify('recovery failed: ' .. util.err_message(err), levels.ERROR)
         return
       end
-      util.notify(string.format('recorded that %d tool call(s) have an unknown outcome; the session can continue', res.recovered or 0))
+      local n = res.recovered or 0
+      util.notify(string.format('recorded that %d tool %s an unknown outcome; the session can continue', n, n == 1 and 'call has' or 'calls have'))
       M.refresh_chat()
     end)
   end
@@ -56,8 +57,9 @@ function M.recover(force)
       util.notify('nothing to recover: no tool call of this session was cut off by a crash')
       return
     end
-    if force or vim.fn.confirm(string.format('%d tool call(s) were cut off by a crash (%s): their outcome is unknown.\n'
-      .. 'Record that, so the session can continue?', #calls, table.concat(calls, ', ')), '&Yes\n&No', 2) == 1 then
+    if force or vim.fn.confirm(string.format('%d tool %s cut off by a crash (%s): %s outcome is unknown.\n'
+      .. 'Record that, so the session can continue?', #calls, #calls == 1 and 'call was' or 'calls were', table.concat(calls, ', '),
+      #calls == 1 and 'its' or 'their'), '&Yes\n&No', 2) == 1 then
       ack()
     end
   end)

@@ -279,7 +279,7 @@ func (a *app) sessionsImportCommand() *cobra.Command {
 				}
 				a.reportSkipped(im.Skipped)
 				if im.Compacted > 0 {
-					fmt.Fprintf(a.stderr, "alisio-lsp: %s of the file marked compacted (an export --all): imported as ordinary messages, so the new session's transcript is the whole history, checkpoints included; export without --all gives the transcript as it was sent\n", api.Count(im.Compacted, "message is", "messages are"))
+					fmt.Fprintf(a.stderr, "alisio-lsp: %s marked compacted (an export --all): imported as ordinary messages, so the new session's transcript is the whole history, checkpoints included; export without --all gives the transcript as it was sent\n", api.Count(im.Compacted, "message of the file is", "messages of the file are"))
 				}
 				if u := n.pending.Len(); u > 0 {
 					fmt.Fprintf(a.stderr, "alisio-lsp: %s no result, so the outcome is unknown; recover before compacting\n", api.Count(u, "tool call has", "tool calls have"))
@@ -308,7 +308,7 @@ const maxSkippedNotes = 3
 func (a *app) reportSkipped(skipped []string) {
 	for i, s := range skipped {
 		if i == maxSkippedNotes {
-			fmt.Fprintf(a.stderr, "alisio-lsp: skipped %d more record(s) of the same kinds\n", len(skipped)-maxSkippedNotes)
+			fmt.Fprintf(a.stderr, "alisio-lsp: skipped %s of the same kinds\n", api.Count(len(skipped)-maxSkippedNotes, "more record", "more records"))
 			return
 		}
 		fmt.Fprintf(a.stderr, "alisio-lsp: skipped %s\n", s)

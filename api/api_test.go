@@ -200,3 +200,24 @@ func TestWordsFor(t *testing.T) {
 		}
 	}
 }
+
+// TestWordsSettings: VS Code's user reads a setting under the name its settings give it (alisio.…); the other
+// edges read it as their config files spell it; a name already prefixed, or not a setting, is left alone.
+func TestWordsSettings(t *testing.T) {
+	text := "compacts first: the session is past limits.maxContextChars's compaction point; check provider.baseURL, " +
+		"the alisio.compaction.keepTurns setting, api.openai.com and compaction.maxOutputTokens."
+	want := "compacts first: the session is past alisio.limits.maxContextChars's compaction point; check alisio.provider.baseURL, " +
+		"the alisio.compaction.keepTurns setting, api.openai.com and alisio.compaction.maxOutputTokens."
+	if got := api.WordsFor(api.EditorVSCode).Settings(text); got != want {
+		t.Errorf("VS Code:\n%s\nwant\n%s", got, want)
+	}
+	for _, editor := range []string{api.EditorNeovim, api.EditorTerminal, ""} {
+		if got := api.WordsFor(editor).Settings(text); got != text {
+			t.Errorf("%q: %s", editor, got)
+		}
+	}
+	_, sentence := api.Explain(fmt.Errorf("could not reach the provider: check provider.baseURL"), api.WordsFor(api.EditorVSCode))
+	if !strings.Contains(sentence, "check alisio.provider.baseURL") {
+		t.Errorf("an error in VS Code's words: %s", sentence)
+	}
+}

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
@@ -74,6 +75,21 @@ type Words struct {
 	UndoCompaction, KeepTurns string
 	// Provider says where the provider is set; Prompt how a message is sent.
 	Provider, Prompt string
+	// SettingPrefix is what this edge's user types before a setting's name ("alisio." in VS Code's settings).
+	SettingPrefix string
+}
+
+// settingName is a setting's name in a sentence — a section of the settings and a key of it
+// (compaction.keepTurns, limits.maxContextChars) — not already under a prefix.
+var settingName = regexp.MustCompile(`(^|[^\w.])((?:compaction|limits|pluginHooks|provider|profiles|plugins|memory|mcpServers|tools|projectRules)\.[A-Za-z][\w.]*[A-Za-z])`)
+
+// Settings writes the settings text names as this edge's user types them: in VS Code,
+// "raise limits.maxContextChars" becomes "raise alisio.limits.maxContextChars".
+func (w Words) Settings(text string) string {
+	if w.SettingPrefix == "" {
+		return text
+	}
+	return settingName.ReplaceAllString(text, "${1}"+w.SettingPrefix+"${2}")
 }
 
 // ErrNoSession: a request that names no session found none in the workspace (it works on the most recent one).
@@ -109,7 +125,7 @@ func WordsFor(editor string) Words {
 			DataDir: "the alisio.dataDir setting", MaxOutput: "the alisio.compaction.maxOutputTokens setting",
 			UndoCompaction: "Alisio: Undo Compaction", KeepTurns: "the alisio.compaction.keepTurns setting",
 			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)",
-			Prompt:   "Alisio: Prompt, or @alisio in the chat"}
+			Prompt:   "Alisio: Prompt, or @alisio in the chat", SettingPrefix: "alisio."}
 	case EditorTerminal:
 		return Words{Compact: "/compact", NewSession: "/new", ShowTools: "/mcps; mcpServers.NAME.disabled in the config", Recover: "/recover acknowledge",
 			Sessions: "/sessions", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
@@ -143,6 +159,12 @@ func ShellWords(cli string) Words {
 // Explain returns what err carries for a program and the sentence a user reads, naming what they can do in
 // words. Errors of the core say what happened; the way out is added here, once for every edge.
 func Explain(err error, w Words) (ErrorData, string) {
+	data, sentence := explain(err, w)
+	return data, w.Settings(sentence)
+}
+
+// explain is Explain before the settings are named in w's words.
+func explain(err error, w Words) (ErrorData, string) {
 	msg := err.Error()
 	var (
 		budget    *compaction.BudgetError

@@ -39,6 +39,9 @@ func Notices(st agent.Status, w Words) []Notice {
 		out = append(out, Notice{NoticeProjectRules, fmt.Sprintf("%s is %s characters, over the %s a request sends of it: the model reads only its start. Shorten it, or raise projectRules.maxChars (at most a tenth of limits.maxContextChars).",
 			r.File, Human(r.FileChars), Human(r.Limit))})
 	}
+	for i := range out {
+		out[i].Text = w.Settings(out[i].Text)
+	}
 	return out
 }
 

@@ -142,7 +142,9 @@ func (s *Server) compact(ctx context.Context, ag *agent.Agent, p *api.CompactPar
 		return nil, err
 	}
 	s.endProgress(id, prog, api.Summary(res.Event))
-	return &api.CompactResult{Session: id, Event: api.CompactionEvent(id, res.Event), Checkpoint: res.Checkpoint}, nil
+	ev := api.CompactionEvent(id, res.Event)
+	ev.Summary = s.words().Settings(ev.Summary)
+	return &api.CompactResult{Session: id, Event: ev, Checkpoint: res.Checkpoint}, nil
 }
 
 func (s *Server) recoverCalls(_ context.Context, ag *agent.Agent, p *api.RecoverParams) (*api.RecoverResult, error) {

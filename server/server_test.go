@@ -1202,3 +1202,15 @@ func TestUndoAndEditCheckpoint(t *testing.T) {
 		t.Fatalf("%d messages marked undone in the history; want the checkpoint and its edit", undone)
 	}
 }
+
+// TestVSCodeReadsItsSettingNames: a client that says it is VS Code reads every setting a sentence names as
+// VS Code's settings name it (alisio.provider.baseURL), here in a failed prompt's error.
+func TestVSCodeReadsItsSettingNames(t *testing.T) {
+	e := start(t, nil, nil)
+	e.client.Experimental = map[string]any{"alisio": map[string]any{"editor": "vscode"}}
+	e.init(t, map[string]any{"alisio": map[string]any{"provider": map[string]any{"kind": "openai", "baseURL": "http://127.0.0.1:9/v1", "model": "m"}}})
+	err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"text": "hi"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "alisio.provider.baseURL") || strings.Contains(strings.ReplaceAll(err.Error(), "alisio.provider.", ""), "provider.baseURL") {
+		t.Fatalf("the unreachable provider's error in VS Code: %v", err)
+	}
+}

@@ -126,7 +126,10 @@ func (s *Server) meter(st agent.Status, session string) *api.Status {
 	s.progressMu.Lock()
 	compacting := s.compacting[session]
 	s.progressMu.Unlock()
-	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, s.words()), Meter: api.MeterOf(st)}
+	w := s.words()
+	meter := api.MeterOf(st)
+	meter.NextCall = w.Settings(meter.NextCall)
+	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, w), Meter: meter}
 }
 
 func (s *Server) sendStatus(session string) {
@@ -148,6 +151,7 @@ func (s *Server) sendStatus(session string) {
 // and marks the meter changed.
 func (s *Server) onAgentEvent(e agent.Event) {
 	if ev, ok := api.EventOf(e); ok {
+		ev.Summary = s.words().Settings(ev.Summary)
 		if err := s.conn.Notify(s.connCtx, "alisio/event", ev); err != nil {
 			s.log.Debug("sending an event", zap.Error(err))
 		}

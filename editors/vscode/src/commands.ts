@@ -176,7 +176,7 @@ export function registerCommands(ctx: Ctx) {
       void vscode.window.showInformationMessage('Alisio: this session has no checkpoint yet.');
       return;
     }
-    let content = `# Checkpoint${res.partial ? ' (partial: raise compaction.maxOutputTokens)' : ''}\n\nWritten ${new Date(res.createdAt).toLocaleString()}, replacing ${res.replacedMessages} messages.\n\n${res.text}\n`;
+    let content = `# Checkpoint${res.partial ? ' (partial: raise alisio.compaction.maxOutputTokens)' : ''}\n\nWritten ${new Date(res.createdAt).toLocaleString()}, replacing ${res.replacedMessages} messages.\n\n${res.text}\n`;
     if (res.relevantFilesChangedSince?.length) {
       content += `\n## Changed since\n${res.relevantFilesChangedSince.map((f) => `- ${f}`).join('\n')}\n`;
     }

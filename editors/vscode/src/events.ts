@@ -48,7 +48,7 @@ export function onEvent(ctx: Ctx, ev: AlisioEvent) {
   if (msg.level === 'error') {
     void vscode.window.showErrorMessage(msg.text);
   } else if (msg.level === 'warning') {
-    void vscode.window.showWarningMessage(msg.text, ...(msg.raiseBudget ? ['Raise compaction.maxOutputTokens'] : [])).then((c) => {
+    void vscode.window.showWarningMessage(msg.text, ...(msg.raiseBudget ? ['Open the Output Budget Setting'] : [])).then((c) => {
       if (c) {
         void vscode.commands.executeCommand('workbench.action.openSettings', 'alisio.compaction.maxOutputTokens');
       }

@@ -100,7 +100,7 @@ export function closestRule(st: Status): string {
   if ((st.windowFraction || 0) >= (st.charsFraction || 0)) {
     return windowKnown(st)
       ? `the request fills ${pct(used(st))} of the ${human(st.window)}-token window; ${starts}`
-      : `the request, tool catalog included, fills ${pct(used(st))} of what limits.maxContextChars allows (the model's window is unknown); ${starts}`;
+      : `the request, tool catalog included, fills ${pct(used(st))} of what alisio.limits.maxContextChars allows (the model's window is unknown); ${starts}`;
   }
   return `instructions + transcript fill ${pct((st.charsFraction || 0) * st.threshold)} of limits.maxContextChars; ${starts}`;
 }
@@ -197,7 +197,7 @@ export function contextBreakdown(st: Status, transcriptParts: ContextPart[], sou
     lines.push(`${human(v).padStart(5)}  ${k.padEnd(width)}  ${'█'.repeat(n)}${'·'.repeat(20 - n)}`);
   }
   const window = windowKnown(st) ? ` of a ${human(st.window)}-token window (${st.windowFrom || st.windowSource})`
-    : '; the model\'s window is unknown, so limits.maxContextChars stands in for it';
+    : '; the model\'s window is unknown, so alisio.limits.maxContextChars stands in for it';
   lines.push('```', '', `Used ${human(st.usedChars)} of the ${human(st.hardLimit)}-char hard limit; ${tokensText(st)} tokens (${st.tokensSource})${window}.`,
     `Closest to firing: ${closestRule(st)}.`);
   if (st.cache) {

@@ -38,7 +38,7 @@ test('over the hard limit: text and colour say so; an unknown window is shown as
   // The number in the status bar and the words of the tooltip tell the same rule (the request, catalog included).
   const u = { ...unknown, tokens: 8000, limitTokens: 200000, windowFraction: 0.05, charsFraction: 0.04 };
   assert.strictEqual(meter.statusText({ ...u, tokens: 9000, limitTokens: 200000 }, false), '$(pulse) Alisio ▱▱▱▱▱▱▱│▱ 9k/200k');
-  assert.match(meter.tooltip(u), /the request, tool catalog included, fills 4% of what limits.maxContextChars allows \(the model's window is unknown\)/);
+  assert.match(meter.tooltip(u), /the request, tool catalog included, fills 4% of what alisio.limits.maxContextChars allows \(the model's window is unknown\)/);
   assert.doesNotMatch(meter.contextBreakdown(u, [], []), /200k-token/);
 });
 

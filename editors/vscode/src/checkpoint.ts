@@ -26,6 +26,8 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
   private readonly mtimes = new Map<string, number>();
   /** The document Edit Checkpoint just asked the daemon for, by URI: the first read takes it instead of asking again. */
   private readonly fetched = new Map<string, unknown>();
+  /** The documents whose session has no checkpoint any more (an undo removed it): shown as deleted. */
+  private readonly gone = new Set<string>();
 
   constructor(private readonly ctx: Ctx) {}
 
@@ -34,6 +36,9 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
   }
 
   stat(uri: vscode.Uri): vscode.FileStat {
+    if (this.gone.has(uri.toString())) {
+      throw vscode.FileSystemError.FileNotFound('Alisio: this session has no checkpoint any more: its compaction was undone');
+    }
     return { type: vscode.FileType.File, ctime: 0, mtime: this.mtimes.get(uri.toString()) ?? Date.now(), size: 0 };
   }
 
@@ -47,6 +52,7 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
 
   /** opening says that the document of session is about to be opened with editable, fetched already. */
   opening(session: string, editable: unknown) {
+    this.gone.delete(checkpointUri(session).toString());
     this.fetched.set(checkpointUri(session).toString(), editable);
   }
 
@@ -88,11 +94,18 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
   }
 
   /** changedOutside tells VS Code that session's checkpoint changed (an undo): an open document of it that
-   * has no unsaved change shows the checkpoint now in force. */
-  changedOutside(session: string) {
+   * has no unsaved change shows the checkpoint now in force, or is marked deleted when none is left. */
+  async changedOutside(session: string) {
     const uri = checkpointUri(session);
+    const res = await this.ctx.client?.sendRequest<CheckpointResult>('alisio/checkpoint', { session }).catch(() => undefined);
+    const none = res !== undefined && !res.editable;
+    if (none) {
+      this.gone.add(uri.toString());
+    } else {
+      this.gone.delete(uri.toString());
+    }
     this.mtimes.set(uri.toString(), Date.now());
-    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+    this.changed.fire([{ type: none ? vscode.FileChangeType.Deleted : vscode.FileChangeType.Changed, uri }]);
   }
 
   delete(): void {
@@ -131,7 +144,7 @@ export async function undoCompaction(ctx: Ctx) {
   if (!res) {
     return;
   }
-  ctx.checkpoints?.changedOutside(res.session);
+  await ctx.checkpoints?.changedOutside(res.session);
   if (res.willCompact || res.overHardLimit) {
     void vscode.window.showWarningMessage(`Alisio: ${res.message}`, 'Compact with a Focus').then((c) => {
       if (c) {

@@ -140,6 +140,8 @@ test('the bundle drives the real daemon: meter, Alisio: Compact with a focus, th
     await vscode.commands.executeCommand('alisio.undoCompaction');
     assert.match(shown.info.at(-1), /^Alisio: Undid the last checkpoint edit \(saves in a row, with no message between them, are one edit\): .* Undo again \(Alisio: Undo Compaction\) to undo the one before\.$/);
     await vscode.commands.executeCommand('alisio.undoCompaction'); // the compaction itself: 4 messages again
+    // The checkpoint is gone with its compaction: an open Edit Checkpoint document is shown as deleted.
+    assert.throws(() => files.stat(uri), /no checkpoint any more/);
     await until('Show Context redrawn after the undo', async () => (await contextText()) !== contextBefore, 10000);
     assert.match(await contextText(), /What fills the context/);
     // Alisio: Show Tools lists the MCP server with its problem; picking it disables it in the settings.

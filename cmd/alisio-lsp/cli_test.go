@@ -291,8 +291,13 @@ func TestCLI_ContextCountsTheAgentsInstructions(t *testing.T) {
 		t.Fatalf("no size line in\n%s", out)
 		return ""
 	}
-	if show, ctx := sizeOf(mustCLI(t, data, "sessions", "show", id)), sizeOf(mustCLI(t, data, "context", id)); show != ctx {
+	words := mustCLI(t, data, "context", id)
+	if show, ctx := sizeOf(mustCLI(t, data, "sessions", "show", id)), sizeOf(words); show != ctx {
 		t.Fatalf("sessions show says %q, context says %q", show, ctx)
+	}
+	// With no window known, the tokens' limit says what it is made of (the catalog is why it is not the window's).
+	if !strings.Contains(words, "window      not known") || !strings.Contains(words, "the limit is limits.maxContextChars's") {
+		t.Fatalf("the tokens line does not say what its limit is:\n%s", words)
 	}
 }
 

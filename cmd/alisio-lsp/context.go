@@ -217,7 +217,11 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 	if meter.TokensSource == "calibrated" {
 		source = "calibrated from the provider's counts"
 	}
-	a.printf("tokens      %s of %s (%s)\n", thousands(meter.Tokens), thousands(meter.LimitTokens), source)
+	limit := ""
+	if meter.LimitTokens != s.Window { // the chars rule's limit: the hard limit and the catalog sent beside it
+		limit = fmt.Sprintf("; the limit is limits.maxContextChars's %s chars and the tool catalog's %s, ÷ 4", thousands(s.HardLimit), thousands(s.ToolsChars))
+	}
+	a.printf("tokens      %s of %s (%s%s)\n", thousands(meter.Tokens), thousands(meter.LimitTokens), source, limit)
 	if meter.Cache != nil {
 		a.printf("cache       %s\n", strings.TrimPrefix(meter.Cache.Text, "prompt cache: "))
 	}

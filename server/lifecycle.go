@@ -152,7 +152,10 @@ func workspaceRoot(p initializeParams) string {
 	if path := uriPath(p.RootURI); path != "" {
 		return path
 	}
-	return p.RootPath
+	if filepath.IsAbs(p.RootPath) {
+		return p.RootPath
+	}
+	return ""
 }
 
 // errNoWorkspace answers what needs the agent when the editor named no workspace folder (an empty VS Code
@@ -174,6 +177,9 @@ func uriPath(u string) string {
 	p := filepath.Clean(filepath.FromSlash(name))
 	if len(p) >= 2 && p[1] == ':' { // VS Code writes drive letters in lower case (file:///c%3A/src)
 		p = strings.ToUpper(p[:1]) + p[1:]
+	}
+	if !filepath.IsAbs(p) {
+		return "" // file://. is no folder of the editor's: the daemon's own directory would stand in for it
 	}
 	return p
 }

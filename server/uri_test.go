@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 )
 
@@ -27,5 +28,15 @@ func TestURIPath(t *testing.T) {
 	}
 	if got := uriPath("file://"); got != "" {
 		t.Errorf("a file URI without a path: %q", got)
+	}
+	// A relative one (Neovim once sent file://. from its chat window) is no workspace: the daemon would take its
+	// own directory (/ for a daemon started from there) and the tools could act anywhere in it.
+	for _, rel := range []string{"file://.", "file://src", "file:./src"} {
+		if got := uriPath(rel); got != "" {
+			t.Errorf("a relative file URI %q: %q", rel, got)
+		}
+	}
+	if got := workspaceRoot(initializeParams{RootURI: "file://.", RootPath: ".", WorkspaceFolders: []protocol.WorkspaceFolder{{URI: "file://.", Name: "."}}}); got != "" {
+		t.Errorf("the workspace of an editor that named only \".\": %q", got)
 	}
 }

@@ -459,6 +459,12 @@ func TestNeovim_Chat(t *testing.T) {
 	if !strings.HasPrefix(fmt.Sprint(res["after_restart"]), "alisio ") {
 		t.Errorf("statusline after :AlisioRestart: %q", res["after_restart"])
 	}
+	if got := fmt.Sprint(res["root_after_restart_in_input"]); got != ws {
+		t.Errorf(":AlisioRestart from the chat's input: workspace %q, want %q", got, ws)
+	}
+	if got := fmt.Sprint(res["root_after_start_in_input"]); got != ws {
+		t.Errorf(":AlisioRestart from the chat's input after the server stopped: workspace %q, want the last one, %q", got, ws)
+	}
 }
 
 // TestNeovim_Tools: :AlisioTools shows each tool source with its count, size and problem; picking an MCP

@@ -104,4 +104,17 @@ H.record('after_stop', alisio.statusline())
 vim.cmd('AlisioRestart')
 H.wait(10000, function() return alisio.statusline():find('alisio %S+ [%d.]+k?/') ~= nil end, 'the meter after :AlisioRestart')
 H.record('after_restart', alisio.statusline())
+-- :AlisioRestart from the chat's input keeps the workspace (it once started the agent in "." — the daemon's /).
+local function root() return vim.lsp.get_client_by_id(alisio.client_id()).config.root_dir end
+vim.cmd('Alisio')
+H.wait(5000, function() return vim.api.nvim_buf_get_name(0):find('alisio://input', 1, true) ~= nil end, 'the chat input focused')
+vim.cmd('AlisioRestart')
+H.wait(10000, function() return alisio.client_id() ~= nil and alisio.statusline() ~= '' end, 'the restart from the input')
+H.record('root_after_restart_in_input', root())
+-- And after the server stopped, from the input: the workspace it had, never ".".
+vim.lsp.get_client_by_id(alisio.client_id()).stop()
+H.wait(5000, function() return alisio.client_id() == nil end, 'the client to stop again')
+vim.cmd('AlisioRestart')
+H.wait(10000, function() return alisio.client_id() ~= nil end, 'the start from the input')
+H.record('root_after_start_in_input', root())
 H.done()

@@ -164,6 +164,7 @@ function M.start(bufnr, root)
     end,
   }
   state.client_id = vim.lsp.start_client(conf)
+  state.root = state.client_id and root or state.root
   if state.client_id then
     attach(bufnr, state.client_id)
   end
@@ -186,14 +187,15 @@ function M.start_here()
   return true
 end
 
---- restart stops the server and starts it again (:AlisioRestart).
+--- restart stops the server and starts it again (:AlisioRestart), for the same workspace when one ran.
 function M.restart()
   local c = M.get()
   local started_before = state.client_id ~= nil
+  local root = c and c.config.root_dir or state.root
   local function again()
     state.client_id = nil
-    if M.start(vim.api.nvim_get_current_buf()) then
-      local root = vim.lsp.get_client_by_id(state.client_id).config.root_dir
+    if M.start(vim.api.nvim_get_current_buf(), root) then
+      root = vim.lsp.get_client_by_id(state.client_id).config.root_dir
       util.notify((started_before and 'alisio-lsp restarted for ' or 'alisio-lsp started for ') .. vim.fn.fnamemodify(root, ':~'))
       -- The meter at once, not at the next prompt.
       M.request('alisio/status', { session = state.session }, function(err, st)

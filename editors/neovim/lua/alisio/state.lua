@@ -3,6 +3,7 @@
 return {
   config = nil, -- setup's options over config.defaults
   client_id = nil,
+  root = nil, -- the workspace of the last client started: :AlisioRestart starts the next one there
   ready = false, -- initialize has been answered; requests wait in pending until then
   pending = {},
   status = nil, -- the last alisio/status payload

@@ -52,7 +52,10 @@ end
 --- find_root walks up from path (the current directory when empty) to a directory holding one of markers, and
 --- says whether it found one; the current directory otherwise.
 function M.find_root(path, markers)
-  local dir = vim.fn.fnamemodify(path ~= '' and path or vim.fn.getcwd(), ':p:h')
+  if path:find('^%a[%w+.-]*://') then
+    path = '' -- not a file (alisio://chat, a plugin's buffer): the current directory's project
+  end
+  local dir = path ~= '' and vim.fn.fnamemodify(path, ':p:h') or vim.fn.getcwd()
   while dir and dir ~= '' do
     for _, m in ipairs(markers) do
       if M.uv.fs_stat(dir .. '/' .. m) then

@@ -459,6 +459,9 @@ func TestNeovim_Chat(t *testing.T) {
 	if !strings.HasPrefix(fmt.Sprint(res["after_restart"]), "alisio ") {
 		t.Errorf("statusline after :AlisioRestart: %q", res["after_restart"])
 	}
+	if got := fmt.Sprint(res["folds_of_a_file_opened_from_the_chat"]); got != "[manual 0 manual 0]" {
+		t.Errorf("a file opened from the chat's windows got their folds: %s", got)
+	}
 	if got := fmt.Sprint(res["root_after_restart_in_input"]); got != ws {
 		t.Errorf(":AlisioRestart from the chat's input: workspace %q, want %q", got, ws)
 	}

@@ -28,6 +28,15 @@ vim.cmd('Alisio')
 H.wait(2000, function() return require('alisio.chat').buf() ~= nil end, 'the chat buffer')
 local chatbuf = require('alisio.chat').buf()
 H.record('chat_filetype', vim.api.nvim_buf_get_option(chatbuf, 'filetype'))
+-- A file opened from the chat's window or its input's gets the user's folds, not the chat's.
+local leaked = {}
+for i, b in ipairs({ chatbuf, require('alisio.chat').input_buf() }) do
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(b))
+  vim.cmd('tabnew ' .. os.getenv('ALISIO_WS') .. '/notes' .. i .. '.md') -- a buffer never shown before
+  table.insert(leaked, vim.wo.foldmethod .. ' ' .. vim.wo.foldexpr)
+  vim.cmd('tabclose')
+end
+H.record('folds_of_a_file_opened_from_the_chat', leaked)
 local function chat_text() return table.concat(vim.api.nvim_buf_get_lines(chatbuf, 0, -1, false), '\n') end
 -- A turn: the first reply is slow (the spinner and the progress show), runs a tool, then a multi-line reply.
 local spinner, progress = nil, nil

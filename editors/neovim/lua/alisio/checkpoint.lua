@@ -116,7 +116,7 @@ function M.edit()
       fill(buf, res)
     end
     if require('alisio.views').show(buf) then
-      vim.wo.wrap = false
+      vim.cmd('setlocal nowrap')
     end
   end)
 end

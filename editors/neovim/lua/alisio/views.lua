@@ -36,7 +36,7 @@ function M.show(buf)
   end
   vim.cmd(in_chat() and 'topleft vsplit' or 'split')
   vim.cmd('buffer ' .. buf)
-  vim.wo.foldenable = false
+  vim.cmd('setlocal nofoldenable') -- local: a file opened in this window later keeps the user's folds
   return true
 end
 
@@ -60,7 +60,7 @@ local function scratch(name, lines, ft)
   if not M.show(buf) then
     return buf
   end
-  vim.wo.wrap, vim.wo.linebreak = true, true
+  vim.cmd('setlocal wrap linebreak')
   vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '', { noremap = true, silent = true, desc = 'Alisio: close this view', callback = function()
     if #vim.api.nvim_tabpage_list_wins(0) > 1 then
       vim.cmd('close')

@@ -104,7 +104,7 @@ function M.show(messages, notices, page, keep_place)
   set_lines(0, -1, lines)
   if w then
     vim.api.nvim_win_call(w, function()
-      vim.wo.foldlevel = 0
+      vim.cmd('setlocal foldlevel=0')
       vim.cmd('normal! zx') -- recompute the folds from foldexpr and close them
       if keep_place then
         -- The lines added above move what the user was reading down by as many: the view follows them.
@@ -164,7 +164,8 @@ local hint
 local function open_input()
   vim.cmd('belowright 4split')
   vim.api.nvim_win_set_buf(0, state.input)
-  vim.wo.winfixheight = true
+  -- Local values only (the split copied the chat's folds): a buffer opened here later gets the user's own.
+  vim.cmd('setlocal winfixheight foldmethod=manual foldexpr=0')
 end
 
 --- open shows the chat split (creating it when needed) with the input window below, puts the cursor in the input,
@@ -177,13 +178,8 @@ function M.open(actions)
   if not win_of(state.buf) then
     vim.cmd('botright vsplit')
     vim.api.nvim_win_set_buf(0, state.buf)
-    local w = vim.api.nvim_get_current_win()
-    vim.wo[w].wrap = true
-    vim.wo[w].linebreak = true
-    vim.wo[w].foldmethod = 'expr'
-    vim.wo[w].foldexpr = "v:lua.require'alisio.chat'.foldexpr(v:lnum)"
-    vim.wo[w].foldlevel = 0
-    vim.wo[w].number = false
+    -- :setlocal, not :set — a file opened from this window later (:e, :tabnew) keeps the user's own options.
+    vim.cmd([[setlocal wrap linebreak nonumber foldmethod=expr foldlevel=0 foldexpr=v:lua.require'alisio.chat'.foldexpr(v:lnum)]])
     open_input()
   elseif not win_of(state.input) then -- the input's window was closed or given to another buffer
     vim.api.nvim_set_current_win(win_of(state.buf))

@@ -17,6 +17,8 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/glamour/ansi"
+	glamourstyles "github.com/charmbracelet/glamour/styles"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
@@ -701,11 +703,8 @@ func (m *model) resize(w, h int) {
 	m.fitInput()
 	m.view.Width = w
 	m.layout()
-	style := "dark"
-	if os.Getenv("NO_COLOR") != "" || lipgloss.ColorProfile() == 0 {
-		style = "notty"
-	}
-	if md, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(20, w-4))); err == nil {
+	if md, err := glamour.NewTermRenderer(glamour.WithStyles(markdownStyle(os.Getenv("NO_COLOR") != "" || lipgloss.ColorProfile() == 0)),
+		glamour.WithWordWrap(max(20, w-4))); err == nil {
 		m.md = md
 	}
 	m.redrawBlocks()
@@ -1111,4 +1110,16 @@ func errorText(err error) string {
 		return re.Message
 	}
 	return err.Error()
+}
+
+// markdownStyle is how replies are drawn: glamour's dark style, with inline code marked by its colours only (the
+// style pads it with a space on each side, which read as doubled spaces, and as a space before the punctuation
+// after it); without colours (NO_COLOR, not a terminal), its plain style, which marks code with backticks.
+func markdownStyle(plain bool) ansi.StyleConfig {
+	if plain {
+		return glamourstyles.NoTTYStyleConfig
+	}
+	style := glamourstyles.DarkStyleConfig
+	style.Code.Prefix, style.Code.Suffix = "", ""
+	return style
 }

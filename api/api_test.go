@@ -165,7 +165,7 @@ func TestSummary(t *testing.T) {
 			CheckpointChars: 9_100, Plugins: []compaction.PluginReport{{Plugin: "memory", Summary: "saved 2 new memories"}}},
 			"compacted 118 messages, 390k → 9.1k chars; the request is now 31k chars (was 412k); memory: saved 2 new memories"},
 		// A later compaction folds the earlier checkpoint in: said, since the chat's boundary counts the messages it held.
-		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 9_000, AfterChars: 3_000, SpanMessages: 11, SpanCheckpoints: 1, SpanChars: 4_400,
+		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 9_000, AfterChars: 3_000, SpanMessages: 11, SpanCheckpoint: true, SpanChars: 4_400,
 			CheckpointChars: 1_200}, "compacted the earlier checkpoint and 10 messages after it, 4.4k → 1.2k chars; the request is now 3k chars (was 9k)"},
 		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 9_000, AfterChars: 3_000, SpanMessages: 1, SpanChars: 4_400, CheckpointChars: 1_200},
 			"compacted 1 message, 4.4k → 1.2k chars; the request is now 3k chars (was 9k)"},

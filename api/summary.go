@@ -20,7 +20,7 @@ func Summary(e compaction.Event) string {
 		return fmt.Sprintf("compacting %d messages (%s)…", e.SpanMessages, why(e.Reason, e.Rule))
 	case compaction.EventCompleted:
 		// The same figures as the chat's boundary: the messages and their chars, into the checkpoint's chars.
-		text := fmt.Sprintf("compacted %s, %s → %s chars; the request is now %s chars (was %s)", spanWords(e.SpanMessages, e.SpanCheckpoints),
+		text := fmt.Sprintf("compacted %s, %s → %s chars; the request is now %s chars (was %s)", spanWords(e.SpanMessages, e.SpanCheckpoint),
 			Human(e.SpanChars), Human(e.CheckpointChars), Human(e.AfterChars), Human(e.BeforeChars))
 		if e.Ahead {
 			text += "; summarized in the background"
@@ -139,14 +139,11 @@ func firstOf(texts ...string) string {
 	return ""
 }
 
-// spanWords names what a compaction replaced: its messages, and the earlier checkpoint among them (which holds
-// the messages compacted before, so the chat's boundary counts more).
-func spanWords(messages, checkpoints int) string {
-	switch {
-	case checkpoints == 1 && messages > 1:
+// spanWords names what a compaction replaced: its messages, and the earlier checkpoint they begin with (which
+// holds the messages compacted before, so the chat's boundary counts more).
+func spanWords(messages int, checkpoint bool) string {
+	if checkpoint && messages > 1 {
 		return fmt.Sprintf("the earlier checkpoint and %d %s after it", messages-1, plural(messages-1, "message", "messages"))
-	case checkpoints > 1 && messages > checkpoints:
-		return fmt.Sprintf("%d earlier checkpoints and %d %s", checkpoints, messages-checkpoints, plural(messages-checkpoints, "message", "messages"))
 	}
 	return fmt.Sprintf("%d %s", messages, plural(messages, "message", "messages"))
 }

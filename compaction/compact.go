@@ -254,7 +254,7 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 	ev := Event{Type: EventCompleted, Reason: opts.Reason, Rule: opts.Rule,
 		BeforeChars: before, BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars),
 		AfterChars: afterChars, AfterTokens: transcript.EstimateTokens(afterChars + in.ToolsChars),
-		SpanMessages: span.End, SpanCheckpoints: checkpointsIn(in.View[:span.End]), SpanChars: transcript.TotalChars(in.View[:span.End]),
+		SpanMessages: span.End, SpanCheckpoint: span.End > 0 && in.View[0].Summary, SpanChars: transcript.TotalChars(in.View[:span.End]),
 		CheckpointChars: utf8.RuneCountInString(text), Chunks: stats.chunks, Partial: cp.Partial,
 		MissingFields: cp.Missing, RecoveredFields: stats.recovered, TextOnly: cp.Text != "", Plugins: stats.reports,
 		Fidelity:   cp.Fidelity,
@@ -471,15 +471,4 @@ func union(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// checkpointsIn counts the checkpoints among msgs.
-func checkpointsIn(msgs []transcript.Message) int {
-	n := 0
-	for i := range msgs {
-		if msgs[i].Summary {
-			n++
-		}
-	}
-	return n
 }

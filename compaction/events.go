@@ -37,11 +37,11 @@ type Event struct {
 	AfterChars   int `json:"afterChars,omitempty"`
 	AfterTokens  int `json:"afterTokens,omitempty"`
 	// SpanMessages and SpanChars size the summarized span; CheckpointChars the checkpoint written.
-	// SpanCheckpoints counts the earlier checkpoints among SpanMessages (a later compaction folds the last one in).
-	SpanMessages    int `json:"spanMessages,omitempty"`
-	SpanCheckpoints int `json:"spanCheckpoints,omitempty"`
-	SpanChars       int `json:"spanChars,omitempty"`
-	CheckpointChars int `json:"checkpointChars,omitempty"`
+	// SpanCheckpoint says the span begins with the earlier checkpoint (a later compaction folds it in).
+	SpanMessages    int  `json:"spanMessages,omitempty"`
+	SpanCheckpoint  bool `json:"spanCheckpoint,omitempty"`
+	SpanChars       int  `json:"spanChars,omitempty"`
+	CheckpointChars int  `json:"checkpointChars,omitempty"`
 	// Chunks is the number of summarizer calls a span too large for one call took.
 	Chunks int `json:"chunks,omitempty"`
 	// Ahead says the span and its summary were written in the background, before the compaction was needed.

@@ -151,7 +151,9 @@ func (s *Server) sendStatus(session string) {
 // and marks the meter changed.
 func (s *Server) onAgentEvent(e agent.Event) {
 	if ev, ok := api.EventOf(e); ok {
-		ev.Summary = s.words().Settings(ev.Summary)
+		if ev.Summary != "" { // a compaction's sentence, in the editor's words (deltas, the many, have none)
+			ev.Summary = s.words().Settings(ev.Summary)
+		}
 		if err := s.conn.Notify(s.connCtx, "alisio/event", ev); err != nil {
 			s.log.Debug("sending an event", zap.Error(err))
 		}

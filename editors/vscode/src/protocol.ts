@@ -108,8 +108,8 @@ export interface AlisioEvent {
   afterChars?: number;
   afterTokens?: number;
   spanMessages?: number;
-  /** The earlier checkpoints among spanMessages (a later compaction folds the last one in). */
-  spanCheckpoints?: number;
+  /** spanMessages begin with the earlier checkpoint (a later compaction folds it in). */
+  spanCheckpoint?: boolean;
   spanChars?: number;
   checkpointChars?: number;
   chunks?: number;

@@ -552,8 +552,7 @@ func capLines(lines []string, first, total, limit int) string {
 	}
 	from, to := first+head, first+tail-1
 	omitted := utf8.RuneCountInString(text) - used
-	note := fmt.Sprintf("[… lines %d–%d of %d left out (%d chars) to save the context window; read_file with startLine %d and endLine %d shows them …]\n",
-		from, to, total, omitted, from, to)
+	next := fmt.Sprintf("read_file with startLine %d and endLine %d shows them", from, to)
 	if omitted > limit { // more than one read returns whole: name the first range that does
 		n, size := head, 0
 		for n < tail && size+utf8.RuneCountInString(lines[n]) <= limit {
@@ -561,11 +560,13 @@ func capLines(lines []string, first, total, limit int) string {
 			n++
 		}
 		if n > head {
-			note = fmt.Sprintf("[… lines %d–%d of %d left out (%d chars) to save the context window; a read returns about %d chars whole, so "+
-				"read_file with startLine %d and endLine %d shows the first of them, and so on …]\n", from, to, total, omitted, limit, from, first+n-1)
+			next = fmt.Sprintf("a read returns about %d chars whole, so read_file with startLine %d and endLine %d shows the first of them, and so on",
+				limit, from, first+n-1)
 		}
 	}
-	return strings.Join(lines[:head], "") + note + strings.Join(lines[tail:], "")
+	return strings.Join(lines[:head], "") +
+		fmt.Sprintf("[… lines %d–%d of %d left out (%d chars) to save the context window; %s …]\n", from, to, total, omitted, next) +
+		strings.Join(lines[tail:], "")
 }
 
 func intArg(args map[string]any, key string, def int) int {

@@ -115,4 +115,21 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 		}
 		_ = os.WriteFile(filepath.Join("..", "..", dir, name), []byte(fmt.Sprintf("Neovim's %s in tmux (TestNeovim_InATerminal), after a turn:\n\n%s\nand :AlisioContext:\n\n%s", ui, chat, context)), 0o644)
 	}
+	// The terminal shrinks: the chat keeps its share of the width (Neovim would take the lost columns from it,
+	// the rightmost window, down to one). A compaction's sentence (here why there is nothing to compact yet) is
+	// longer than the 80-column command line: it is cut to fit there, so it never stops for Enter (which takes
+	// the next key typed), and the chat has the whole of it.
+	tmux(t, socket, "resize-window", "-t", "0", "-x", "80", "-y", "30")
+	tmux(t, socket, "send-keys", "-t", "0", ":AlisioCompact", "Enter")
+	compacted := wait("the compaction's sentence and its note in the chat", func(s string) bool {
+		return strings.Contains(s, "Alisio: compaction skipped") && strings.Contains(s, "ⓘ compaction skipped")
+	})
+	if strings.Contains(compacted, "Press ENTER") || !strings.Contains(compacted, "…") {
+		t.Errorf("%s: the compaction's sentence is not cut to the command line:\n%s", ui, compacted)
+	}
+	if !regexp.MustCompile(`│ⓘ compaction skipped: not enough`).MatchString(compacted) {
+		t.Errorf("%s: the chat lost its width when the terminal shrank:\n%s", ui, compacted)
+	}
+	tmux(t, socket, "send-keys", "-t", "0", ":Alisio", "Enter", "ityped after it", "Escape")
+	wait("the keys typed after the sentence, in the chat's input", func(s string) bool { return strings.Contains(s, "typed after it") })
 }

@@ -179,6 +179,7 @@ function M.prompt(text)
   if not chat.buf() then
     open_chat()
   end
+  chat.clear_notes()
   chat.append_lines({ '## You', '' })
   chat.append_lines(vim.split(text, '\n', { plain = true }))
   chat.append_lines({ '', '## Alisio', '', '' })

@@ -26,27 +26,27 @@ local function on_event(ev)
   if t == 'compaction_started' then
     state.compacting = true
     statusline.busy()
-    util.notify(ev.summary)
+    util.notice(ev.summary, nil, 'compaction')
   elseif t == 'compaction_completed' then
     state.compacting = false
     statusline.busy()
-    util.notify(ev.summary, ev.partial and levels.WARN or nil)
+    util.notice(ev.summary, ev.partial and levels.WARN or nil, 'compaction')
     statusline.redraw()
     require('alisio.checkpoint').changed(ev.session, 'a compaction')
   elseif t == 'compaction_failed' then
     state.compacting = false
     statusline.busy()
-    util.notify(ev.summary, levels.ERROR)
+    util.notice(ev.summary, levels.ERROR, 'compaction')
     statusline.redraw()
   elseif t == 'compaction_skipped' then
     state.compacting = false
-    statusline.busy() -- before the message, which may wait for Enter
-    util.notify(ev.summary, levels.INFO)
+    statusline.busy()
+    util.notice(ev.summary, nil, 'compaction')
     statusline.redraw()
   elseif t == 'context_reduced' then
-    util.notify(ev.summary)
+    util.notice(ev.summary)
   elseif t == 'plugin_hook_failed' then
-    util.notify(ev.summary, levels.WARN)
+    util.notice(ev.summary, levels.WARN)
   elseif t == 'delta' and ev.text and ev.text ~= '' and streaming(ev) then
     state.turn.session = state.turn.session or ev.session
     chat.append(ev.text)

@@ -12,6 +12,39 @@ function M.notify(msg, level)
   vim.notify('Alisio: ' .. (msg or ''), level or M.levels.INFO)
 end
 
+-- builtin_notify says whether vim.notify is Neovim's own, which writes on the command line (a plugin's, such as
+-- nvim-notify's or noice's, shows a long message in a window of its own).
+local function builtin_notify()
+  local info = debug.getinfo(vim.notify, 'S')
+  return info ~= nil and info.source:find('vim/_editor%.lua$') ~= nil
+end
+
+-- HIGHLIGHTS are the command line's colours of the levels that have one.
+local HIGHLIGHTS = { [M.levels.WARN] = 'WarningMsg', [M.levels.ERROR] = 'ErrorMsg' }
+
+--- notice shows a sentence the daemon says on its own, maybe while the user types (a compaction's, a
+--- plugin's): in full at the end of the chat (chat.note; key: see there), and in full to a notification plugin.
+--- On Neovim's own command line it is cut to the room that line has: a longer message would stop for Enter and
+--- take the next key typed.
+function M.notice(msg, level, key)
+  chat.note(msg, key)
+  if not builtin_notify() then
+    M.notify(msg, level)
+    return
+  end
+  local line = 'Alisio: ' .. msg:gsub('%s*\n%s*', ' ')
+  local room = vim.v.echospace
+  if vim.fn.strdisplaywidth(line) > room then
+    local n = vim.fn.strchars(line)
+    repeat
+      n = n - 1
+      line = vim.fn.strcharpart(line, 0, n)
+    until vim.fn.strdisplaywidth(line) < room
+    line = line .. '…'
+  end
+  vim.api.nvim_echo({ { line, HIGHLIGHTS[level] } }, true, {})
+end
+
 --- obj makes an empty Lua table travel as a JSON object ({}), not as an array ([]), which the server refuses.
 function M.obj(t)
   if t == nil or next(t) == nil then

@@ -14,7 +14,10 @@ M.render = render.render
 M.EARLIER_LINE = render.EARLIER_LINE
 local split = text.split
 
-local state = { buf = nil, input = nil, levels = nil }
+local state = { buf = nil, input = nil, levels = nil, notes = {}, share = nil }
+
+-- MAX_NOTES is how many of the daemon's own sentences the chat keeps at its end.
+local MAX_NOTES = 5
 
 local function valid(buf)
   return buf and vim.api.nvim_buf_is_valid(buf)
@@ -59,6 +62,33 @@ function M.append_lines(lines)
   end
 end
 
+-- note_lines are the chat's lines of a note.
+local function note_lines(text)
+  return { 'ⓘ ' .. text:gsub('%s*\n%s*', ' '), '' }
+end
+
+--- note adds a sentence the daemon said on its own (a compaction's, a plugin's) at the end of the chat, where it
+--- stays until the next prompt; a note of the same kind (key, when given) takes the place of the one before it
+--- when the chat is drawn again (a compaction's start, then its end).
+function M.note(text, key)
+  for i, n in ipairs(state.notes) do
+    if key and n.key == key then
+      table.remove(state.notes, i)
+      break
+    end
+  end
+  table.insert(state.notes, { key = key, text = text })
+  if #state.notes > MAX_NOTES then
+    table.remove(state.notes, 1)
+  end
+  M.append_lines(note_lines(text))
+end
+
+--- clear_notes forgets the notes (a prompt was sent: what they said is behind it).
+function M.clear_notes()
+  state.notes = {}
+end
+
 -- levels turns fold ranges into foldexpr values per line (">N" where a fold of depth N starts, N inside).
 local function levels(n, folds)
   local depth, starts = {}, {}
@@ -99,6 +129,9 @@ function M.show(messages, notices, page, keep_place)
   local lines, folds = M.render(messages, notices, page)
   if #lines == 0 then
     lines = { '_No messages yet: type below and press <CR> (normal mode) to send; <C-c> stops a turn, q closes._' }
+  end
+  for _, n in ipairs(state.notes) do
+    vim.list_extend(lines, note_lines(n.text))
   end
   state.levels = levels(#lines, folds)
   set_lines(0, -1, lines)
@@ -159,13 +192,25 @@ end
 
 local hint
 
+-- keep_share gives the chat its share of the screen's width again each time the screen is resized (Neovim
+-- takes the columns a smaller terminal lost from the rightmost window first: the chat, down to one column).
+local function keep_share()
+  local group = vim.api.nvim_create_augroup('alisio_chat_width', { clear = true })
+  vim.api.nvim_create_autocmd('VimResized', { group = group, callback = function()
+    local w = win_of(state.buf)
+    if w and state.share then
+      vim.api.nvim_win_set_width(w, math.max(1, math.floor(vim.o.columns * state.share)))
+    end
+  end })
+end
+
 -- open_input opens the input's window, four lines under the current one; they stay four when another window
 -- closes ('equalalways' would share the height out).
 local function open_input()
   vim.cmd('belowright 4split')
   vim.api.nvim_win_set_buf(0, state.input)
   -- Local values only (the split copied the chat's folds): a buffer opened here later gets the user's own.
-  vim.cmd('setlocal winfixheight foldmethod=manual foldexpr=0')
+  vim.cmd('setlocal winfixheight winfixwidth foldmethod=manual foldexpr=0')
 end
 
 --- open shows the chat split (creating it when needed) with the input window below, puts the cursor in the input,
@@ -179,7 +224,10 @@ function M.open(actions)
     vim.cmd('botright vsplit')
     vim.api.nvim_win_set_buf(0, state.buf)
     -- :setlocal, not :set — a file opened from this window later (:e, :tabnew) keeps the user's own options.
-    vim.cmd([[setlocal wrap linebreak nonumber foldmethod=expr foldlevel=0 foldexpr=v:lua.require'alisio.chat'.foldexpr(v:lnum)]])
+    -- winfixwidth: a split elsewhere does not take the chat's width.
+    vim.cmd([[setlocal wrap linebreak nonumber winfixwidth foldmethod=expr foldlevel=0 foldexpr=v:lua.require'alisio.chat'.foldexpr(v:lnum)]])
+    state.share = vim.api.nvim_win_get_width(0) / vim.o.columns
+    keep_share()
     open_input()
   elseif not win_of(state.input) then -- the input's window was closed or given to another buffer
     vim.api.nvim_set_current_win(win_of(state.buf))

@@ -145,6 +145,9 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 		}
 		return n
 	}
+	if top := fmt.Sprint(res["chat_top_after_compact"]); !strings.HasPrefix(top, "── ") {
+		t.Errorf("after :AlisioCompact the chat's first line in view is %q; want the compaction's boundary", top)
+	}
 	before, after := tokens(fmt.Sprint(res["before_compact"])), tokens(fmt.Sprint(res["after_compact"]))
 	if before <= 0 || after < 0 || after >= before {
 		t.Errorf("statusline %q → %q: the compaction must lower the meter", res["before_compact"], res["after_compact"])

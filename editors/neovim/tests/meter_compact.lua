@@ -17,10 +17,17 @@ H.wait(5000, function() local st = alisio.status() return st and st.messages >= 
 local before = alisio.statusline()
 H.record('before_compact', before)
 H.record('rendered_before', vim.api.nvim_eval_statusline(vim.o.statusline, {}).str)
+-- A small chat window: what it shows after the compaction is the boundary at the top, not the end of the turn.
+local chat_win = vim.fn.bufwinid('alisio://chat')
+vim.api.nvim_win_set_height(chat_win, 3)
 vim.cmd('AlisioCompact parser')
 H.wait(20000, function() return H.noted('compacted') ~= nil end, 'the compaction notification')
 H.wait(5000, function() local st = alisio.status() return st and st.messages < 4 and alisio.statusline():find('[%d.]+k?/') ~= nil end, 'the meter after the compaction')
 H.record('after_compact', alisio.statusline())
+H.wait(5000, function()
+  return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://chat'), 0, -1, false), '\n'):find('compacted into a checkpoint') ~= nil
+end, 'the compaction boundary in the chat')
+H.record('chat_top_after_compact', vim.api.nvim_win_call(chat_win, function() return vim.fn.getline(vim.fn.line('w0')) end))
 H.record('rendered_after', vim.api.nvim_eval_statusline(vim.o.statusline, {}).str)
 -- Again at once: nothing left to summarize, said once (the event's sentence), not also as an error.
 local notes = #H.notes

@@ -29,7 +29,7 @@ function M.compact(focus)
       return
     end
     state.session = res and res.session or state.session
-    M.refresh_chat()
+    M.refresh_chat('compacted')
   end)
 end
 
@@ -114,9 +114,10 @@ end
 local EARLIER_PAGE = 200
 
 --- refresh_chat redraws the chat from the session's history (when the chat exists and no turn streams): the
---- last page the daemon gives, or from the earliest message the chat already showed, or with earlier one page
---- more.
-function M.refresh_chat(earlier)
+--- last page the daemon gives, or from the earliest message the chat already showed; how is 'earlier' (one page
+--- more, the view kept where it was) or 'compacted' (the compaction's boundary at the top of the view).
+function M.refresh_chat(how)
+  local earlier = how == 'earlier'
   if not chat.buf() or state.turn then
     return
   end
@@ -142,7 +143,8 @@ function M.refresh_chat(earlier)
       state.shown = { session = res.session.id, from = res.offset or 0 }
       local st = state.status
       local notices = st and st.session == res.session.id and st.notices or {}
-      chat.show(res.messages or {}, notices, { earlier = res.offset or 0, compacted = res.compactedMessages or 0 }, earlier)
+      chat.show(res.messages or {}, notices, { earlier = res.offset or 0, compacted = res.compactedMessages or 0 },
+        earlier and 'kept' or how == 'compacted' and 'boundary' or nil)
     end
   end)
 end
@@ -153,7 +155,7 @@ function M.earlier()
     M.chat()
     return
   end
-  M.refresh_chat(true)
+  M.refresh_chat('earlier')
 end
 
 --- stop cancels the running turn (<C-c> in the chat).

@@ -115,10 +115,11 @@ function M.foldexpr(lnum)
   return state.levels and state.levels[lnum] or '0'
 end
 
---- show replaces the chat with the session's conversation (notices and page: see render) and closes its folds. With
---- keep_place (earlier messages were loaded above) the cursor stays on what the user was reading; otherwise
---- the window shows the end of the conversation.
-function M.show(messages, notices, page, keep_place)
+--- show replaces the chat with the session's conversation (notices and page: see render) and closes its folds.
+--- place says what the window shows: 'kept' (earlier messages were loaded above) the lines the user was reading,
+--- 'boundary' (after a compaction) the compaction's boundary at the top with what it kept below, and nil the end
+--- of the conversation.
+function M.show(messages, notices, page, place)
   if not valid(state.buf) then
     return
   end
@@ -126,7 +127,7 @@ function M.show(messages, notices, page, keep_place)
   local w = win_of(state.buf)
   local row = w and vim.api.nvim_win_get_cursor(w)[1] or 1
   local top = w and vim.api.nvim_win_call(w, function() return vim.fn.line('w0') end) or 1
-  local lines, folds = M.render(messages, notices, page)
+  local lines, folds, boundary = M.render(messages, notices, page)
   if #lines == 0 then
     lines = { '_No messages yet: type below and press <CR> (normal mode) to send; <C-c> stops a turn, q closes._' }
   end
@@ -139,11 +140,13 @@ function M.show(messages, notices, page, keep_place)
     vim.api.nvim_win_call(w, function()
       vim.cmd('setlocal foldlevel=0')
       vim.cmd('normal! zx') -- recompute the folds from foldexpr and close them
-      if keep_place then
+      if place == 'kept' then
         -- The lines added above move what the user was reading down by as many: the view follows them.
         local added = #lines - before
         vim.fn.winrestview({ lnum = math.max(1, math.min(#lines, row + added)), col = 0,
           topline = math.max(1, math.min(#lines, top + added)) })
+      elseif place == 'boundary' and boundary then
+        vim.fn.winrestview({ lnum = boundary, col = 0, topline = boundary })
       else
         -- The end of the conversation at the bottom of the window, and as much of it above as fits.
         vim.cmd('normal! G')

@@ -36,7 +36,7 @@ end
 --- checkpoint behind their boundary line, each tool call's arguments and result behind its line. notices are the
 --- daemon's sentences about the session (status.notices). page, when the messages are the last ones of a longer
 --- history, says how many come before them ({ earlier = n }) and how many originals of the whole history are
---- compacted ({ compacted = n }).
+--- compacted ({ compacted = n }). The third value is the line of the compaction boundary (nil: no checkpoint).
 function M.render(messages, notices, page)
   page = page or {}
   local out = setmetatable({ lines = {}, folds = {} }, Output)
@@ -73,8 +73,10 @@ function M.render(messages, notices, page)
   end
   -- The live checkpoint always heads the conversation (a compaction replaces a prefix), whatever its place in
   -- the history: its boundary comes first, over the originals it replaced.
+  local boundary
   for _, m in ipairs(messages) do
     if m.summary and not m.compacted then
+      boundary = out:next()
       checkpoint.format(out, m, originals, total, message)
       last = nil
     end
@@ -87,7 +89,7 @@ function M.render(messages, notices, page)
   for _, n in ipairs(notices or {}) do
     out:add({ '⚠ ' .. n.text, '' })
   end
-  return out.lines, out.folds
+  return out.lines, out.folds, boundary
 end
 
 return M

@@ -563,6 +563,11 @@ func TestNeovim_EditCheckpointAndUndo(t *testing.T) {
 	if res["modified_after_save"] != false || !strings.Contains(lines(res["view"]), "## Goal\nEdited in Neovim") {
 		t.Errorf("after the save (modified %v), :AlisioCheckpoint shows:\n%s", res["modified_after_save"], lines(res["view"]))
 	}
+	if copy, view := fmt.Sprint(res["copy"]), fmt.Sprint(res["view_after_copy"]); !strings.Contains(copy, `"goal": "Only in the copy"`) ||
+		strings.Contains(view, "Only in the copy") || !strings.Contains(view, "Edited in Neovim") || res["modified_after_copy"] != true {
+		t.Errorf(":w! {file} in the checkpoint buffer must write a copy only (modified after: %v); the copy:\n%s\nthe checkpoint in force:\n%s",
+			res["modified_after_copy"], copy, view)
+	}
 	if res["windows_on_edit_buffer"] != float64(1) || res["modified_after_reread"] != false {
 		t.Errorf(":AlisioEditCheckpoint again: %v windows on the buffer; after :e! modified %v", res["windows_on_edit_buffer"], res["modified_after_reread"])
 	}

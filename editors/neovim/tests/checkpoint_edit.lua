@@ -38,6 +38,16 @@ H.wait(5000, function() return vim.fn.bufnr('alisio://checkpoint') ~= -1 end, 't
 local view = vim.fn.bufnr('alisio://checkpoint')
 H.record('view', vim.api.nvim_buf_get_lines(view, 0, -1, false))
 local function text(b) return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') end
+-- :w! {file} writes a copy there: the checkpoint in force and the buffer's modified flag stay as they were.
+local copy = vim.fn.tempname() .. '.json'
+vim.api.nvim_buf_set_lines(buf, 1, 2, false, { '  "goal": "Only in the copy",' })
+vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+vim.cmd('write! ' .. vim.fn.fnameescape(copy))
+H.wait(5000, function() return H.noted('wrote') ~= nil end, 'the copy written')
+vim.wait(500) -- a save, were it sent, would have changed the view by now
+H.record('copy', table.concat(vim.fn.readfile(copy), '\n'))
+H.record('view_after_copy', text(view))
+H.record('modified_after_copy', vim.bo[buf].modified)
 -- A second save: the open view follows it.
 vim.api.nvim_buf_set_lines(buf, 1, 2, false, { '  "goal": "Edited twice",' })
 vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))

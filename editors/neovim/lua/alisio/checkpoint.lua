@@ -62,6 +62,23 @@ local function save(buf, session)
   end)
 end
 
+--- write_elsewhere writes the lines of buf that a :w {file} names ('[ to ']) to that file, as Vim would (an
+--- existing file only with !): a copy of the edit, which leaves the checkpoint in force and the buffer as they are.
+local function write_elsewhere(buf, path)
+  if vim.fn.filereadable(path) == 1 and vim.v.cmdbang ~= 1 then
+    util.notify(string.format('%s exists: :w! %s overwrites it (the checkpoint is not saved by writing elsewhere; :w saves it)',
+      path, vim.fn.fnameescape(path)), util.levels.ERROR)
+    return
+  end
+  local first, last = vim.api.nvim_buf_get_mark(buf, '[')[1], vim.api.nvim_buf_get_mark(buf, ']')[1]
+  local lines = vim.api.nvim_buf_get_lines(buf, math.max(0, first - 1), last > 0 and last or -1, false)
+  if vim.fn.writefile(lines, path) ~= 0 then
+    util.notify('could not write ' .. path, util.levels.ERROR)
+    return
+  end
+  util.notify(string.format('wrote %d lines to %s; the checkpoint is not saved by writing elsewhere (:w saves it)', #lines, path))
+end
+
 local function buffer_name(session)
   return 'alisio://edit-checkpoint/' .. session .. '.json'
 end
@@ -107,7 +124,13 @@ function M.edit()
       buf = vim.api.nvim_create_buf(true, false)
       vim.api.nvim_buf_set_name(buf, name)
       vim.bo[buf].buftype = 'acwrite'
-      vim.api.nvim_create_autocmd('BufWriteCmd', { buffer = buf, callback = function() save(buf, res.session) end })
+      vim.api.nvim_create_autocmd('BufWriteCmd', { buffer = buf, callback = function(a)
+        if a.match == name then
+          save(buf, res.session)
+        else -- :w {file}: a copy, not a save
+          write_elsewhere(buf, a.match)
+        end
+      end })
       vim.api.nvim_create_autocmd('BufReadCmd', { buffer = buf, callback = function() load(buf, res.session) end })
     end
     if vim.bo[buf].modified then

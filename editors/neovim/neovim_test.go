@@ -192,7 +192,7 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 		!strings.Contains(ctx, "\n  checkpoint   ") || !strings.Contains(ctx, "\nPrompt cache: ") {
 		t.Errorf("context buffer:\n%s", ctx)
 	}
-	if h := lines(res["health"]); !strings.Contains(h, "OK") || !strings.Contains(h, "alisio-lsp") || !strings.Contains(h, "server is running") ||
+	if h := lines(res["health"]); !strings.Contains(h, "OK") || !strings.Contains(h, "alisio-lsp") || !strings.Contains(h, "server is running for the workspace") || strings.Contains(h, "(client") ||
 		!strings.Contains(h, "the settings are valid") || !strings.Contains(h, "the provider answers at "+hs.URL+"/v1") {
 		t.Errorf("checkhealth:\n%s", h)
 	}
@@ -483,6 +483,10 @@ func TestNeovim_Tools(t *testing.T) {
 		if !strings.Contains(offered, want) {
 			t.Errorf(":AlisioTools lacks %q:\n%s", want, offered)
 		}
+	}
+	if picked := fmt.Sprint(r.Results["builtin_picked"]); !strings.Contains(picked, "pick an MCP server or a plugin") ||
+		!strings.Contains(fmt.Sprint(r.Results["prompt"]), "to turn it on or off") {
+		t.Errorf(":AlisioTools with the built-in tools picked said %q (prompt %q)", picked, r.Results["prompt"])
 	}
 	if r.Results["disabled"] != true {
 		t.Errorf("the setting was not changed: %v", r.Results["disabled"])

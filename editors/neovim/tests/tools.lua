@@ -3,13 +3,20 @@ local H = dofile(os.getenv('ALISIO_TESTS') .. '/helpers.lua')
 local alisio = H.setup({ settings = { mcpServers = { docs = { command = '/nonexistent/docs-mcp' } } } })
 vim.cmd('edit ' .. os.getenv('ALISIO_WS') .. '/main.go')
 H.wait(10000, function() return alisio.client_id() ~= nil end, 'the client')
-local offered
+local offered, prompt, pick
 vim.ui.select = function(items, opts, on_choice)
-  offered = vim.tbl_map(opts.format_item, items)
+  offered, prompt = vim.tbl_map(opts.format_item, items), opts.prompt
   for _, i in ipairs(items) do
-    if i.name == 'docs' then return on_choice(i) end
+    if pick(i) then return on_choice(i) end
   end
 end
+-- The built-in tools' line: always on, which picking it says.
+pick = function(i) return vim.startswith(i.text, 'built-in') end
+vim.cmd('AlisioTools')
+H.wait(5000, function() return H.noted('always on') ~= nil end, 'the built-in tools said always on')
+H.record('builtin_picked', H.noted('always on'))
+H.record('prompt', prompt)
+pick = function(i) return i.name == 'docs' end
 vim.cmd('AlisioTools')
 H.wait(5000, function() return H.noted('MCP server docs disabled') ~= nil end, 'the toggle')
 H.record('offered', offered)

@@ -217,8 +217,16 @@ function M.tools()
         kind = 'plugins', index = i, name = p.name, off = p.disabled == true })
     end
     table.insert(items, { text = string.format('tool catalog: %s chars in every request; %s', util.human(d.catalogChars), d.confinement or '') })
-    vim.ui.select(items, { prompt = 'Alisio tool sources', format_item = function(i) return i.text end }, function(choice)
-      if not choice or not choice.kind then
+    local switchable = #items > 2 -- more than the built-in tools and the catalog's line
+    local prompt = switchable and 'Alisio tool sources (pick an MCP server or a plugin to turn it on or off)'
+      or 'Alisio tool sources (no MCP server or plugin is set: mcpServers and plugins in the settings add them)'
+    vim.ui.select(items, { prompt = prompt, format_item = function(i) return i.text end }, function(choice)
+      if not choice then
+        return
+      end
+      if not choice.kind then -- the built-in tools, the catalog: always on
+        util.notify(switchable and 'the built-in tools are always on; pick an MCP server or a plugin to turn it on or off'
+          or 'the built-in tools are always on; only MCP servers and plugins (mcpServers, plugins in the settings) can be turned on or off')
         return
       end
       if choice.kind == 'mcpServers' then

@@ -69,7 +69,9 @@ function M.check()
     end
   end
   if alisio.client_id() then
-    h.ok('the server is running (client ' .. alisio.client_id() .. ')')
+    local c = require('alisio.client').get()
+    local root = c and c.config and c.config.root_dir
+    h.ok('the server is running' .. (root and (' for the workspace ' .. vim.fn.fnamemodify(root, ':~')) or ''))
     local st = alisio.status()
     if st then
       h.ok('meter: ' .. alisio.statusline())

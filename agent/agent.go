@@ -193,6 +193,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		return res, fmt.Errorf("saving the prompt: %w", err)
 	}
 	st.guard.NewTurn()
+	refusals := 0 // how many times the provider refused this model call as over its window
 	for {
 		cfg := a.Settings() // settings changed during the turn apply from the next model call
 		if err := ctx.Err(); err != nil {
@@ -211,7 +212,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		// A compaction about to run takes the background summary (waiting for one still being written).
 		var ahead *compaction.Ahead
 		if st.hasAhead() {
-			if d := compaction.Decide(a.Sizes(view.Session, sum.meter.Chars()), a.budget()); d.Compact || d.OverHardLimit {
+			if d := compaction.Decide(a.Sizes(view.Session, sum.meter.Chars()), a.budgetOf(id)); d.Compact || d.OverHardLimit {
 				ahead = st.takeAhead(ctx)
 			}
 		}
@@ -230,12 +231,27 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		reply, err := a.Chat.Complete(ctx, provider.Request{System: a.SystemPrompt(view.Session), Messages: view.Messages, Tools: a.Tools.Specs(),
 			MaxOutputTokens: cfg.Limits.MaxOutputTokens, CacheKey: id}, func(d provider.Delta) { a.emit(Event{Session: id, Kind: EventDelta, Delta: d}) })
 		res.ModelCalls++
+		var over *provider.ContextOverflowError
+		if errors.As(err, &over) && refusals < MaxOverflowRetries {
+			// The provider counts more tokens than the estimate, or its window is smaller than the one known:
+			// the session is measured by its count from now on, which compacts it before the call is sent again.
+			refusals++
+			b := a.learnOverflow(id, p.chars, over)
+			a.Log.Info("the provider refused a request as over the model's window; measuring the session by its count",
+				zap.String("session", id), zap.Int("chars", p.chars), zap.Int("reportedTokens", over.InputTokens),
+				zap.Int("reportedWindow", over.Window), zap.Float64("charsPerToken", b.CharsPerTokenInUse()), zap.Int("window", b.Window))
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, turnStopped{ctx.Err()}
 			}
+			if over != nil {
+				err = fmt.Errorf("%w; alisio-lsp compacted the conversation to the provider's count and sent it again, and it was still refused: set provider.contextWindow to the model's window in tokens, or lower compaction.threshold", err)
+			}
 			return res, fmt.Errorf("%w: %w (your prompt and everything the turn did so far are saved; send the same prompt again in this session to resume the turn: it is not stored twice)", ErrModelCall, err)
 		}
+		refusals = 0
 		used += reply.Usage.PromptTokens + reply.Usage.CompletionTokens
 		if reply.Usage.PromptTokens > 0 {
 			a.shared.calibrate(a.Store, id, p.chars, reply.Usage.PromptTokens)
@@ -522,7 +538,7 @@ func New(ctx context.Context, shared *Shared, store *storage.Store, cfg config.C
 	}
 	a.Chat, a.Log, a.Window, a.WindowSource = model, log, window, source
 	if p.PromptCache != "off" { // "off": requests built as before prompt caching, the summarizer's included
-		a.Summarizer = cacheAwareSummarizer{standalone: model, chat: model, tools: a.Tools.Specs, window: a.summarizerWindow, log: log}
+		a.Summarizer = cacheAwareSummarizer{standalone: model, chat: model, tools: a.Tools.Specs, window: func(id string) int { return summarizerWindow(a.budgetOf(id)) }, log: log}
 	}
 	return a, nil
 }

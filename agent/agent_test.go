@@ -72,8 +72,11 @@ func newHarnessFor(t *testing.T, kind string, cfg config.Config, script provider
 	}
 	cache := cfg.Provider.PromptCache
 	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test", PromptCache: cache}
-	if kind == "anthropic" {
+	switch kind {
+	case "anthropic":
 		cfg.Provider = config.Provider{Kind: "anthropic", BaseURL: hs.URL, Model: "alisio-test", PromptCache: cache}
+	case "responses":
+		cfg.Provider.Responses = true
 	}
 	shared := agent.NewShared()
 	a, err := agent.New(context.Background(), shared, st, cfg, ws, nil, provider.Options{MaxRetries: 1})
@@ -846,6 +849,49 @@ func TestAgent_SmallWindowModel(t *testing.T) {
 	}
 	if err := h.server.CheckSummaryWindow(window); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAgent_ProviderCountsMoreTokensThanTheEstimate: a provider whose tokenizer counts 2.5 chars a token (code
+// and JSON at real APIs count nearer 3 than the estimate's 4) refuses the request that outgrows its 16k window,
+// with each API's own error (Chat Completions and Anthropic give their counts, the Responses API none). The
+// turn does not fail: the session is measured by the provider's count from then on, compacted, and the call
+// sent again; later requests fit at once.
+func TestAgent_ProviderCountsMoreTokensThanTheEstimate(t *testing.T) {
+	const window = 16_384
+	for _, kind := range []string{"openai", "anthropic", "responses"} {
+		t.Run(kind, func(t *testing.T) {
+			var replies []providertest.Reply
+			for i := 0; i < 30; i++ {
+				replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+					call(fmt.Sprintf("call_%02d", i), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\0' s"}`)}})
+			}
+			replies = append(replies, providertest.Reply{Text: "All done."})
+			h := newHarnessFor(t, kind, config.Default(), providertest.Script{
+				Models:  []map[string]any{{"id": "alisio-test", "context_length": window}},
+				Replies: replies, CharsPerToken: 2.5, EnforceWindow: true})
+			id := h.session(t)
+			res, err := h.agent.Prompt(context.Background(), id, "run the command thirty times. Keep the output.")
+			if err != nil || res.Reply != "All done." {
+				t.Fatalf("%v %+v", err, res)
+			}
+			t.Logf("%s: %d requests refused as over the window", kind, h.server.OverWindow())
+			if n := h.server.OverWindow(); n < 1 || n > 3 {
+				t.Errorf("%d requests refused as over the window; want the first only (or a few, learning)", n)
+			}
+			v, _ := h.store.Transcript(id)
+			if !v.Messages[0].Summary {
+				t.Fatal("no compaction after the provider refused a request over its window")
+			}
+			h.checkAll(t, id)
+			st, err := h.agent.Status(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.EstimatedTokens <= st.UsedChars/4 {
+				t.Errorf("the meter counts %d tokens for %d chars: not the provider's count", st.EstimatedTokens, st.UsedChars)
+			}
+		})
 	}
 }
 

@@ -62,9 +62,9 @@ func (a *Agent) maybeStartAhead(id string, st *sessionState, v storage.View, sum
 	if at <= 0 || !cfg.Compaction.Auto || at >= cfg.Compaction.Threshold || len(sum.uncertain) > 0 {
 		return
 	}
-	d := compaction.Decide(a.Sizes(v.Session, chars), a.budget())
+	d := compaction.Decide(a.Sizes(v.Session, chars), a.budgetOf(v.Session.ID))
 	share := max(d.WindowFraction, d.CharsFraction) * cfg.Compaction.Threshold
-	next := compaction.Decide(a.Sizes(v.Session, chars+max(grown, 0)), a.budget())
+	next := compaction.Decide(a.Sizes(v.Session, chars+max(grown, 0)), a.budgetOf(v.Session.ID))
 	if d.Compact || share < at && !(next.Compact && share >= minPredictedShare) {
 		return
 	}

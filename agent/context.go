@@ -44,6 +44,9 @@ type ContextManager struct {
 	// Workspace is the folder whose project rules (AGENTS.md) every request sends; rules keeps the file read.
 	Workspace string
 	rules     rulesFiles
+	// measures are, by session, what the provider's refusals of requests over its window showed (overflow.go).
+	measuresMu sync.Mutex
+	measures   map[string]measure
 }
 
 // NewContextManager returns a context manager over store that counts what a daemon for workspace dir sends
@@ -190,7 +193,8 @@ func (m *ContextManager) options(sess storage.Session, reason compaction.Reason,
 	o := compaction.Options{KeepTurns: cfg.Compaction.KeepTurns, MaxOutputTokens: cfg.Compaction.MaxOutputTokens,
 		Reason: reason, Focus: focus, Session: sess.ID, Workspace: sess.Workspace, Plugins: plugins.FromSettings(cfg, m.Store),
 		SentSystem: m.SystemPrompt(sess)}
-	limit, _ := m.budget().HardLimit(m.ToolsChars())
+	b := m.budgetOf(sess.ID)
+	limit, _ := b.HardLimit(m.ToolsChars())
 	o.UserWordsChars = int(float64(limit) * cfg.Compaction.UserWords)
 	if m.Files != nil {
 		for _, e := range m.Files.Ranked(30) {
@@ -199,7 +203,7 @@ func (m *ContextManager) options(sess storage.Session, reason compaction.Reason,
 		o.DeletedFiles = m.Files.Deleted()
 	}
 	if _, offline := m.Summarizer.(compaction.Offline); !offline {
-		o.SummarizerWindow = m.summarizerWindow() // compaction fits the calls to it
+		o.SummarizerWindow = summarizerWindow(b) // compaction fits the calls to it
 	}
 	return o
 }
@@ -208,13 +212,14 @@ func (m *ContextManager) options(sess storage.Session, reason compaction.Reason,
 // Otherwise maxContextChars only stands in for it (A2), and what is actually available is what each of the
 // agent's own requests takes: the hard limit (about 4 chars a token) and the reply budget
 // limits.maxOutputTokens; a small maxContextChars must not leave the summarizer too little room to compact.
-func (m *ContextManager) summarizerWindow() int {
-	b := m.budget()
+// It is counted in chars/4 tokens, as the compaction sizes the calls: a provider measured to count more
+// tokens (b.CharsPerToken) leaves fewer.
+func summarizerWindow(b compaction.Budget) int {
 	win, _ := b.EffectiveWindow()
-	if b.KnownWindow() {
-		return win
+	if !b.KnownWindow() {
+		win += b.MaxOutputTokens
 	}
-	return win + b.MaxOutputTokens
+	return int(float64(win) * b.CharsPerTokenInUse() / 4)
 }
 
 // Status measures session id from the totals its record keeps: one record read, however long the session.
@@ -332,7 +337,7 @@ func (sum *viewSummary) add(msgs ...transcript.Message) {
 func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status {
 	sizes := m.Sizes(sess, sum.meter.Chars())
 	cfg := m.Settings()
-	d := compaction.Decide(sizes, m.budget())
+	d := compaction.Decide(sizes, m.budgetOf(sess.ID))
 	st := Status{Session: sess.ID, Messages: sum.viewLen, Epoch: sess.Head.Epoch, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
 		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: d.HardLimit,
 		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
@@ -407,7 +412,7 @@ func (m *ContextManager) Compact(ctx context.Context, id, focus string, emit com
 	in, opts := m.input(v), m.options(v.Session, compaction.ReasonManual, focus)
 	// A session whose recent turns cannot fit its hard limit, even reduced, is compacted deeper, keeping the
 	// recent turns that fit: the keepTurns cut would leave it over the limit, with every prompt refused.
-	limit, _ := m.budget().HardLimit(in.ToolsChars)
+	limit, _ := m.budgetOf(id).HardLimit(in.ToolsChars)
 	opts.KeepTurns, opts.WithinLastTurn = compaction.FittingSpanOptions(v.Messages, opts.KeepTurns, in.InstructionsChars, limit)
 	opts.HardLimit = limit
 	held := holdDone(emit)
@@ -459,7 +464,7 @@ func (m *ContextManager) prepare(ctx context.Context, v storage.View, sum *viewS
 	opts := m.options(v.Session, compaction.ReasonAuto, "")
 	opts.Ahead = ahead
 	held := holdDone(emit)
-	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budget(), opts, m.Summarizer, g, held.Emitter())
+	p, perr := compaction.Prepare(ctx, in, m.Settings(), m.budgetOf(id), opts, m.Summarizer, g, held.Emitter())
 	var budgetErr *compaction.BudgetError
 	var catalogErr *compaction.CatalogError
 	if perr != nil && !errors.As(perr, &budgetErr) && !errors.As(perr, &catalogErr) {

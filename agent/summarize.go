@@ -20,9 +20,10 @@ import (
 type cacheAwareSummarizer struct {
 	standalone compaction.Summarizer
 	chat       provider.Chat
-	// tools are the agent's tool specs as its requests send them; window the tokens one call may fill.
+	// tools are the agent's tool specs as its requests send them; window the tokens (chars/4) one call of a
+	// session may fill.
 	tools  func() []provider.ToolSpec
-	window func() int
+	window func(session string) int
 	log    *zap.Logger
 }
 
@@ -61,7 +62,7 @@ func (s cacheAwareSummarizer) outputBudget(req compaction.SummaryRequest, tools 
 		raw, _ := json.Marshal(t)
 		chars += len(raw)
 	}
-	left := s.window()*9/10 - chars/4
+	left := s.window(req.Session)*9/10 - chars/4
 	out := min(req.MaxOutputTokens, left)
 	return out, out >= min(req.MaxOutputTokens, minSuffixOutput)
 }

@@ -29,6 +29,25 @@ type Budget struct {
 	// Window is the model's context window in tokens (0: unknown) and WindowSource where it came from.
 	Window       int
 	WindowSource string
+	// CharsPerToken is how many chars make a token of the provider's (0: 4, the estimate's). It is lower for a
+	// session whose provider refused a request as over its window: its tokenizer counts more than chars/4.
+	CharsPerToken float64
+}
+
+// Tokens is chars in tokens: chars/4, or at CharsPerToken when that counts more.
+func (b Budget) Tokens(chars int) int {
+	if b.CharsPerToken <= 0 || b.CharsPerToken >= 4 {
+		return transcript.EstimateTokens(chars)
+	}
+	return int(math.Ceil(float64(chars) / b.CharsPerToken))
+}
+
+// CharsPerTokenInUse is the ratio Tokens counts at: 4, or CharsPerToken when lower.
+func (b Budget) CharsPerTokenInUse() float64 {
+	if b.CharsPerToken <= 0 || b.CharsPerToken >= 4 {
+		return 4
+	}
+	return b.CharsPerToken
 }
 
 // KnownWindow reports whether the model's window is known and trusted (A1), rather than stood in for by
@@ -52,14 +71,14 @@ func (b Budget) EffectiveWindow() (int, string) {
 }
 
 // HardLimit is the most instructions + transcript may hold (H1): maxContextChars, lowered when the model's
-// window is known to what fits in it (about 4 chars a token) after the reply reserve (limits.maxOutputTokens)
+// window is known to what fits in it (about 4 chars a token, or CharsPerToken) after the reply reserve (limits.maxOutputTokens)
 // and the tool catalog, so that no request is ever sent that the model cannot take. byWindow reports the
 // lowering.
 func (b Budget) HardLimit(toolsChars int) (limit int, byWindow bool) {
 	if !b.KnownWindow() {
 		return b.MaxContextChars, false
 	}
-	fits := (b.Window-b.MaxOutputTokens)*4 - toolsChars
+	fits := int(float64(b.Window-b.MaxOutputTokens)*b.CharsPerTokenInUse()) - toolsChars
 	if fits < b.MaxContextChars {
 		return max(fits, 0), true
 	}
@@ -100,7 +119,7 @@ type Decision struct {
 // Decide evaluates the triggers of SPEC §3 in O(1) from running sizes.
 func Decide(s Sizes, b Budget) Decision {
 	win, src := b.EffectiveWindow()
-	d := Decision{RequestTokens: transcript.EstimateTokens(s.Request()), Window: win, WindowSource: src}
+	d := Decision{RequestTokens: b.Tokens(s.Request()), Window: win, WindowSource: src}
 	windowLimit := b.Threshold * float64(win)
 	charsLimit := b.Threshold * float64(b.MaxContextChars)
 	d.WindowFraction = ratio(float64(d.RequestTokens), windowLimit)

@@ -35,6 +35,8 @@ type readingWorkload struct {
 	// reading and typing); NoBackground turns background compaction off (compaction.backgroundAt 0).
 	SummaryDelay, Pause time.Duration
 	NoBackground        bool
+	// Threshold is compaction.threshold (0: the default), with compaction.backgroundAt 0.05 under it.
+	Threshold float64
 }
 
 // workloadFigures are what the workload measures.
@@ -53,6 +55,9 @@ type workloadFigures struct {
 	// Billed is the input the provider bills, at the cache prices (cached input at 10 %, cache writes at
 	// 125 %), over what all of it would cost uncached; SummarizerBill is the summarizer calls' share of it.
 	Billed, SummarizerBill float64
+	// BilledTokens is what Billed is a share of, in tokens at the uncached price: what the user pays for;
+	// InputTokens is all the input sent.
+	BilledTokens, InputTokens float64
 	// Billed's parts, each over the same uncached price: the agent requests' cache reads, the rest of their
 	// input (what each adds, uncached or written to the cache), the whole of each first request after a rewrite
 	// of the transcript's start (a compaction or a reduction: what it keeps is sent again), and the summarizer.
@@ -105,6 +110,9 @@ func (w readingWorkload) run(t testing.TB) workloadFigures {
 	}
 	if w.NoBackground {
 		cfg.Compaction.BackgroundAt = 0
+	}
+	if w.Threshold > 0 {
+		cfg.Compaction.Threshold, cfg.Compaction.BackgroundAt = w.Threshold, w.Threshold-0.05
 	}
 	c := servertest.Start(t, server.Options{Config: cfg, Store: st, Provider: provider.Options{MaxRetries: 0}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -164,6 +172,7 @@ func (f *workloadFigures) bill(prov *providertest.Server) {
 		}
 	}
 	f.Billed, f.SummarizerBill, f.SummarizerCalls = billed/max(full, 1), summaries/max(billed, 1), calls
+	f.BilledTokens, f.InputTokens = billed, full
 	f.CacheReads, f.Uncached, f.AfterRewrite, f.Summarizer = reads/max(full, 1), fresh/max(full, 1), rewritten/max(full, 1), summaries/max(full, 1)
 	f.Floor = anyPositionFloor(prov.Requests())
 	f.MinBreakpoints = -1
@@ -389,12 +398,32 @@ func BenchmarkPromptCacheBill(b *testing.B) {
 					b.ReportMetric(100*f.AfterRewrite, "after-rewrite-%")
 					b.ReportMetric(100*f.Summarizer, "summarizer-%")
 					b.ReportMetric(100*f.Floor, "any-position-floor-%")
+					b.ReportMetric(f.BilledTokens/1000, "billed-ktok")
 					b.ReportMetric(float64(f.SummarizerCalls), "summaries")
 					b.ReportMetric(float64(f.MaxBreakpoints), "max-breakpoints")
 					b.ReportMetric(float64(f.MinBreakpoints), "min-breakpoints")
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkPromptCacheBillByThreshold reports, for the OpenAI kind at 128k with the prompt cache on, the billed
+// share and what it is a share of, at three compaction thresholds in one run: the share falls as compaction
+// comes later while the tokens the user pays for rise (docs/performance.md, issue 29's targets).
+func BenchmarkPromptCacheBillByThreshold(b *testing.B) {
+	for _, threshold := range []float64{0.7, 0.85, 0.9} {
+		b.Run(fmt.Sprintf("threshold=%.2f", threshold), func(b *testing.B) {
+			var f workloadFigures
+			for i := 0; i < b.N; i++ {
+				f = readingWorkload{Turns: 40, Window: 131_072, PromptCache: "5m", Threshold: threshold}.run(b)
+			}
+			b.ReportMetric(100*f.Billed, "billed-%")
+			b.ReportMetric(f.BilledTokens/1000, "billed-ktok")
+			b.ReportMetric(f.InputTokens/1000, "input-ktok")
+			b.ReportMetric(100*f.Floor, "any-position-floor-%")
+			b.ReportMetric(float64(f.SummarizerCalls), "summaries")
+		})
 	}
 }
 

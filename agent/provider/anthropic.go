@@ -265,6 +265,7 @@ func describeAnthropic(err error) error {
 	if errors.As(err, &apiErr) {
 		var body struct {
 			Error struct {
+				Type    string `json:"type"`
 				Message string `json:"message"`
 			} `json:"error"`
 		}
@@ -272,6 +273,9 @@ func describeAnthropic(err error) error {
 		msg := body.Error.Message
 		if msg == "" {
 			msg = strings.TrimSpace(apiErr.RawJSON())
+		}
+		if e, ok := overflow(apiErr.StatusCode, "", body.Error.Type, msg, apiErr.RawJSON()); ok {
+			return e
 		}
 		return fmt.Errorf("provider returned HTTP %d: %s", apiErr.StatusCode, msg)
 	}

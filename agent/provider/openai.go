@@ -126,9 +126,18 @@ func describe(err error) error {
 	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
+		raw := apiErr.RawJSON()
 		msg := apiErr.Message
+		if raw == "" { // not {"error": …}: vLLM's {"object": "error", "message": …}, or a proxy's page
+			raw = responseBody(apiErr.Response)
+			msg = topLevelMessage(raw)
+		}
 		if msg == "" {
-			msg = strings.TrimSpace(apiErr.RawJSON())
+			msg = clip(strings.TrimSpace(raw), maxErrorWords)
+		}
+		code, typ := errorFields(raw)
+		if e, ok := overflow(apiErr.StatusCode, code, typ, msg, raw); ok {
+			return e
 		}
 		return fmt.Errorf("provider returned HTTP %d: %s", apiErr.StatusCode, msg)
 	}

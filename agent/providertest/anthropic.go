@@ -33,7 +33,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	if violation == "" {
 		violation = checkThinkingSignatures(req)
 	}
-	rep, ok := s.next(w, r, req, violation, summary, writeAnthropicError)
+	rep, ok := s.next(w, r, apiAnthropic, req, violation, summary, writeAnthropicError)
 	if !ok {
 		return
 	}

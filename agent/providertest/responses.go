@@ -36,7 +36,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if violation == "" && s.script.Strict {
 		violation = unknownField(req, knownResponsesFields)
 	}
-	rep, ok := s.next(w, r, req, violation, summary, writeError)
+	rep, ok := s.next(w, r, apiResponses, req, violation, summary, writeError)
 	if !ok {
 		return
 	}

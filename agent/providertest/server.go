@@ -33,6 +33,12 @@ type Script struct {
 	Strict bool `json:"strict,omitempty"`
 	// SummaryDelayMs delays every summarizer reply (a slow summary).
 	SummaryDelayMs int `json:"summaryDelayMs,omitempty"`
+	// CharsPerToken is the server's tokenizer: a request of n chars (as it arrived) is n/CharsPerToken tokens,
+	// in usage and against the window (0: 4). Code and JSON count nearer 3 at real APIs.
+	CharsPerToken float64 `json:"charsPerToken,omitempty"`
+	// EnforceWindow refuses a request that does not fit the first model's context_length, with each API's
+	// own error (window.go); OverWindow counts the refusals.
+	EnforceWindow bool `json:"enforceWindow,omitempty"`
 }
 
 // Reply is one scripted answer.
@@ -81,6 +87,8 @@ type Server struct {
 	violations []string
 	// cancelled counts the requests whose client gave up while the reply was delayed.
 	cancelled int
+	// overWindowCount counts the requests refused as over the model's window (EnforceWindow).
+	overWindowCount int
 	// flooded counts the bytes of FloodBytes replies that were written to a client.
 	flooded int64
 	// replies is the whole script of replies, for Loop.
@@ -122,6 +130,13 @@ func (s *Server) Cancelled() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cancelled
+}
+
+// OverWindow is how many requests were refused as over the model's window (EnforceWindow).
+func (s *Server) OverWindow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overWindowCount
 }
 
 // Requests returns the decoded bodies of the chat requests received so far.
@@ -185,7 +200,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if violation == "" && s.script.Strict {
 		violation = unknownField(req, knownChatFields)
 	}
-	rep, ok := s.next(w, r, req, violation, summary, writeError)
+	rep, ok := s.next(w, r, apiChat, req, violation, summary, writeError)
 	if !ok {
 		return
 	}
@@ -214,7 +229,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // for a summarizer request (summary, in the Chat Completions shape, is not nil) a scripted or automatic
 // checkpoint, else the next scripted reply. It answers scripted delays, HTTP errors and garbage itself and
 // then reports false.
-func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any, violation string, summary map[string]any,
+func (s *Server) next(w http.ResponseWriter, r *http.Request, api string, req map[string]any, violation string, summary map[string]any,
 	fail func(http.ResponseWriter, int, string)) (Reply, bool) {
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
@@ -222,6 +237,12 @@ func (s *Server) next(w http.ResponseWriter, r *http.Request, req map[string]any
 		s.violations = append(s.violations, violation)
 		s.mu.Unlock()
 		fail(w, http.StatusBadRequest, violation)
+		return Reply{}, false
+	}
+	if status, body := s.overWindow(api, req); status != 0 {
+		s.overWindowCount++
+		s.mu.Unlock()
+		writeJSON(w, status, body)
 		return Reply{}, false
 	}
 	var rep Reply
@@ -292,6 +313,9 @@ func (s *Server) account(anthropic, summary bool, req map[string]any, rep Reply)
 		u = s.cache.anthropic(pieces)
 	default:
 		u = s.cache.openAI(pieces)
+	}
+	if cpt := s.script.CharsPerToken; cpt > 0 { // the cache models count chars/4
+		u = cacheUsage{Prompt: int(float64(u.Prompt) * 4 / cpt), Read: int(float64(u.Read) * 4 / cpt), Written: int(float64(u.Written) * 4 / cpt)}
 	}
 	s.mu.Unlock()
 	if rep.PromptTokens > 0 {

@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"github.com/alisio-lsp/alisio-lsp/agent/provider"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
+)
+
+// measure is what the provider's refusals of a session's requests as over the model's window showed: the
+// chars per token its tokenizer counts (0: chars/4 holds) and the window when it said a smaller one (0: the
+// known window holds).
+type measure struct {
+	charsPerToken float64
+	window        int
+}
+
+// minCharsPerToken is the fewest chars a token is taken to hold, whatever a provider's count says.
+const minCharsPerToken = 1.0
+
+// overflowShrink is how much more a request is counted after a refusal that teaches nothing new (learnt: its
+// count is within 5 % of the one in use): a quarter more.
+const (
+	overflowShrink = 0.8
+	learnt         = 0.95
+)
+
+// MaxOverflowRetries is how many times one model call of a turn is measured again, compacted and sent again
+// after the provider refused it as over the model's window.
+const MaxOverflowRetries = 3
+
+// apply is b measured by ms.
+func (ms measure) apply(b compaction.Budget) compaction.Budget {
+	if ms.charsPerToken > 0 {
+		b.CharsPerToken = ms.charsPerToken
+	}
+	if ms.window > 0 && (!b.KnownWindow() || ms.window < b.Window) {
+		b.Window, b.WindowSource = ms.window, "the provider's refusal of a larger request"
+	}
+	return b
+}
+
+// budgetOf is the budget of session id: the settings' and the known window, measured as the provider's
+// refusals of its requests showed, if any.
+func (m *ContextManager) budgetOf(id string) compaction.Budget {
+	m.measuresMu.Lock()
+	ms := m.measures[id]
+	m.measuresMu.Unlock()
+	return ms.apply(m.budget())
+}
+
+// learnOverflow records what the provider's refusal e of a request of chars chars of session id says, so that
+// the session's next requests are measured by it: the chars per token of the provider's count of the request
+// (else of the window it passed: the one the provider names, or the known one), and a smaller window than the
+// one known. A refusal that teaches neither counts requests a quarter larger than before. It returns the
+// session's budget from then on.
+func (m *ContextManager) learnOverflow(id string, chars int, e *provider.ContextOverflowError) compaction.Budget {
+	b := m.budget()
+	m.measuresMu.Lock()
+	defer m.measuresMu.Unlock()
+	ms := m.measures[id]
+	cpt := ms.apply(b).CharsPerToken
+	if cpt <= 0 || cpt > 4 {
+		cpt = 4
+	}
+	known := ms.apply(b)
+	next := cpt
+	switch {
+	case e.InputTokens > 0: // the provider's count of this very request
+		next = float64(chars) / float64(e.InputTokens)
+	case e.Window > 0: // the request was over the window it names
+		next = float64(chars) / float64(e.Window)
+	case known.KnownWindow(): // over the known window, the provider says
+		next = float64(chars) / float64(known.Window)
+	}
+	next = min(next, cpt)
+	smaller := e.Window > 0 && (!known.KnownWindow() || e.Window < known.Window)
+	if smaller {
+		ms.window = e.Window
+	}
+	if next >= cpt*learnt && !smaller {
+		next = cpt * overflowShrink
+	}
+	ms.charsPerToken = max(next, minCharsPerToken)
+	if m.measures == nil {
+		m.measures = map[string]measure{}
+	}
+	m.measures[id] = ms
+	return ms.apply(b)
+}

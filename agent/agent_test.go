@@ -25,6 +25,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
 	"github.com/alisio-lsp/alisio-lsp/agent/tools"
+	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -70,11 +71,11 @@ func newHarnessFor(t *testing.T, kind string, cfg config.Config, script provider
 	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cache := cfg.Provider.PromptCache
-	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test", PromptCache: cache}
+	cache, window := cfg.Provider.PromptCache, cfg.Provider.ContextWindow
+	cfg.Provider = config.Provider{Kind: "openai", BaseURL: hs.URL + "/v1", Model: "alisio-test", PromptCache: cache, ContextWindow: window}
 	switch kind {
 	case "anthropic":
-		cfg.Provider = config.Provider{Kind: "anthropic", BaseURL: hs.URL, Model: "alisio-test", PromptCache: cache}
+		cfg.Provider = config.Provider{Kind: "anthropic", BaseURL: hs.URL, Model: "alisio-test", PromptCache: cache, ContextWindow: window}
 	case "responses":
 		cfg.Provider.Responses = true
 	}
@@ -893,6 +894,35 @@ func TestAgent_ProviderCountsMoreTokensThanTheEstimate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAgent_WindowSmallerThanConfigured: provider.contextWindow says 32k, the model takes 16k. The provider's
+// refusal names its window; the session takes it (the meter says where it came from), compacts and goes on.
+func TestAgent_WindowSmallerThanConfigured(t *testing.T) {
+	var replies []providertest.Reply
+	for i := 0; i < 30; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+			call(fmt.Sprintf("call_%02d", i), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\0' s"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "All done."})
+	cfg := config.Default()
+	cfg.Provider.ContextWindow = 32_768
+	h := newHarness(t, cfg, providertest.Script{
+		Models:  []map[string]any{{"id": "alisio-test", "context_length": 16_384}},
+		Replies: replies, EnforceWindow: true})
+	id := h.session(t)
+	res, err := h.agent.Prompt(context.Background(), id, "run the command thirty times. Keep the output.")
+	if err != nil || res.Reply != "All done." {
+		t.Fatalf("%v %+v", err, res)
+	}
+	st, err := h.agent.Status(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.server.OverWindow(); n != 1 || st.Window != 16_384 || api.WindowFrom(st.WindowSource) != "said by the provider when it refused a larger request" {
+		t.Errorf("%d refusals; the session's window %d (%s)", n, st.Window, api.WindowFrom(st.WindowSource))
+	}
+	h.checkAll(t, id)
 }
 
 // TestAgent_RequestOverTheWindowIsNeverSent: with automatic compaction off and a 16k window, a session whose

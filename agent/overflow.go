@@ -13,6 +13,9 @@ type measure struct {
 	window        int
 }
 
+// WindowSourceRefusal is the window's source when the provider named it in refusing a request over it.
+const WindowSourceRefusal = "refusal"
+
 // minCharsPerToken is the fewest chars a token is taken to hold, whatever a provider's count says.
 const minCharsPerToken = 1.0
 
@@ -33,7 +36,7 @@ func (ms measure) apply(b compaction.Budget) compaction.Budget {
 		b.CharsPerToken = ms.charsPerToken
 	}
 	if ms.window > 0 && (!b.KnownWindow() || ms.window < b.Window) {
-		b.Window, b.WindowSource = ms.window, "the provider's refusal of a larger request"
+		b.Window, b.WindowSource = ms.window, WindowSourceRefusal
 	}
 	return b
 }

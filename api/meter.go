@@ -92,8 +92,11 @@ func WindowFrom(source string) string {
 	case strings.HasPrefix(source, "maxContextChars"):
 		return "not known: limits.maxContextChars ÷ 4" + strings.TrimPrefix(source, "maxContextChars")
 	}
-	if source == "config" {
+	switch source {
+	case "config":
 		return "from your settings or --context-window"
+	case agent.WindowSourceRefusal:
+		return "said by the provider when it refused a larger request"
 	}
 	return "from your settings: " + source
 }

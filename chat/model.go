@@ -121,6 +121,8 @@ type model struct {
 	overrides Overrides
 	plugins   []config.Plugin
 	memory    bool
+	// checkpointDrafts are the checkpoint edits the daemon refused, by session: /checkpoint edit opens them again.
+	checkpointDrafts map[string][]byte
 }
 
 // segment is a piece of a turn: text the model wrote, a tool call, or a compaction line.
@@ -171,7 +173,8 @@ func newModel(ctx context.Context, client *Client, opts Options) *model {
 	in.Focus()
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot))
 	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20), follow: true,
-		overrides: Overrides{}, plugins: append([]config.Plugin(nil), opts.Config.Plugins...), memory: opts.Config.Memory.Enabled}
+		overrides: Overrides{}, plugins: append([]config.Plugin(nil), opts.Config.Plugins...), memory: opts.Config.Memory.Enabled,
+		checkpointDrafts: map[string][]byte{}}
 	return m
 }
 
@@ -225,6 +228,13 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.fetchStatus())
 	case sessionMsg:
 		m.sessionLoaded(msg)
+		cmds = append(cmds, m.fetchStatus())
+	case checkpointMsg:
+		cmds = append(cmds, m.checkpointRead(msg))
+	case editedMsg:
+		cmds = append(cmds, m.checkpointEdited(msg))
+	case checkpointSavedMsg:
+		m.checkpointSaved(msg)
 		cmds = append(cmds, m.fetchStatus())
 	case statusMsg:
 		if msg.st != nil && msg.st.Session == m.session {
@@ -923,6 +933,8 @@ func (m *model) command(c Command) tea.Cmd {
 		return m.pluginsCommand(c.Arg)
 	case "settings":
 		return m.settingsCommand(c.Arg)
+	case "checkpoint":
+		return m.checkpointCommand(c.Arg)
 	}
 	if m.session == "" && c.Name != "mcps" && c.Name != "context" {
 		m.notice = "this session has no messages yet: send one first"

@@ -80,7 +80,16 @@ func TestChat_InATerminal(t *testing.T) {
 	data, ws := t.TempDir(), t.TempDir()
 	cfg := configFor(t, hs.URL)
 	term := terminal{t: t, socket: fmt.Sprintf("alisio-chat-test-%d", os.Getpid())}
-	chat := fmt.Sprintf("env ALISIO_DAEMON_IDLE=1s %s --data-dir %s --config %s chat --workspace %s; echo CHAT-EXIT=$?; sleep 600", binary, data, cfg, ws)
+	// The user's editor, for /checkpoint edit: the first edit gives the goal a number (the daemon refuses it),
+	// the second mends the kept draft.
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	if err := os.WriteFile(editor, []byte(`#!/bin/sh
+n=$(cat "$0.count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.count"
+if [ $n = 1 ]; then sed -i 's/"goal": ".*",/"goal": 5,/' "$1"; else sed -i 's/"goal": 5,/"goal": "Edited in the terminal",/' "$1"; fi
+`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	chat := fmt.Sprintf("env ALISIO_DAEMON_IDLE=1s VISUAL= EDITOR=%s %s --data-dir %s --config %s chat --workspace %s; echo CHAT-EXIT=$?; sleep 600", editor, binary, data, cfg, ws)
 	term.tmux("new-session", "-d", "-x", "120", "-y", "40", chat)
 	defer exec.Command("tmux", "-L", term.socket, "kill-server").Run()
 
@@ -203,6 +212,16 @@ func TestChat_InATerminal(t *testing.T) {
 	if !strings.Contains(reread, "⟳ checkpoint") || strings.Contains(reread, "Done: wrote") {
 		t.Errorf("the conversation was not drawn again after the compaction:\n%s", reread)
 	}
+	// The checkpoint, shown; edited in the user's editor: a refused edit says why and is kept, the mended one
+	// is saved, and /checkpoint shows it.
+	term.keys("/checkpoint", "Enter")
+	term.waitFor("The checkpoint in force: it replaced")
+	term.keys("/checkpoint edit", "Enter")
+	term.waitFor("Your edit is kept: /checkpoint edit opens it again")
+	term.keys("/checkpoint edit", "Enter")
+	term.waitFor("Checkpoint saved: the next request sends it")
+	term.keys("/checkpoint", "Enter")
+	term.waitFor("Edited in the terminal")
 	term.keys("/exit", "Enter")
 	term.waitFor("the session works in " + ws)
 	term.waitFor("CHAT-EXIT=0")

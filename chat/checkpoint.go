@@ -1,0 +1,171 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/alisio-lsp/alisio-lsp/api"
+)
+
+// The steps of /checkpoint edit, each the answer of what ran before it.
+type (
+	// checkpointMsg is the session's checkpoint, read for /checkpoint (edit: to edit it).
+	checkpointMsg struct {
+		res  api.CheckpointResult
+		edit bool
+		err  error
+	}
+	// editedMsg is the editor's end: the file it edited, what it held before, and how the editor ended.
+	editedMsg struct {
+		session, path string
+		before        []byte
+		err           error
+	}
+	// checkpointSavedMsg is the daemon's answer to the edited document doc.
+	checkpointSavedMsg struct {
+		session string
+		doc     []byte
+		err     error
+	}
+)
+
+// checkpointCommand runs /checkpoint [edit]: it reads the session's checkpoint, to show it or to edit it.
+func (m *model) checkpointCommand(arg string) tea.Cmd {
+	edit := strings.EqualFold(arg, "edit")
+	if arg != "" && !edit {
+		m.notice = "/checkpoint takes nothing (shows it), or edit"
+		return nil
+	}
+	if m.session == "" {
+		m.notice = "this session has no messages yet: send one first"
+		return nil
+	}
+	m.busy = "checkpoint"
+	m.refresh()
+	ref := api.SessionRef{Session: m.session}
+	return func() tea.Msg {
+		var res api.CheckpointResult
+		err := m.client.Call(m.ctx, "alisio/checkpoint", api.CheckpointParams{SessionRef: ref}, &res)
+		return checkpointMsg{res: res, edit: edit, err: err}
+	}
+}
+
+// checkpointRead shows the checkpoint read, or opens it in the user's editor.
+func (m *model) checkpointRead(msg checkpointMsg) tea.Cmd {
+	m.busy = ""
+	switch {
+	case msg.err != nil:
+		m.say(m.sty.failed.Render(errorText(msg.err)))
+		return nil
+	case msg.res.Checkpoint == nil:
+		m.say("This session has no checkpoint: it has not been compacted, or its compactions were undone (/compact writes one).")
+		return nil
+	case !msg.edit:
+		// What it is comes after it, where the view that follows the end shows it.
+		foot := fmt.Sprintf("↑ The checkpoint in force: it replaced %d messages%s. /checkpoint edit changes it; /undo puts back what it replaced.",
+			msg.res.ReplacedMessages, when(msg.res.CreatedAt))
+		if changed := msg.res.RelevantFilesChangedSince; len(changed) > 0 {
+			foot += " Changed since it was written: " + strings.Join(changed, ", ") + "."
+		}
+		m.say(m.markdown(msg.res.Text) + "\n\n" + m.sty.dim.Render(foot))
+		return nil
+	}
+	// One field a line, as the daemon writes it (the JSON-RPC answer carries it compacted).
+	var indented bytes.Buffer
+	if json.Indent(&indented, msg.res.Editable, "", "  ") != nil {
+		indented.Reset()
+		indented.Write(msg.res.Editable)
+	}
+	indented.WriteByte('\n')
+	before := indented.Bytes()
+	doc := before
+	if draft, ok := m.checkpointDrafts[msg.res.Session]; ok {
+		doc = draft // the edit the daemon refused, to be mended rather than typed again
+	}
+	f, err := os.CreateTemp("", "alisio-checkpoint-*.json") // the user's alone (0600)
+	if err == nil {
+		_, err = f.Write(doc)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		m.say(m.sty.failed.Render("could not write the checkpoint for the editor: " + err.Error()))
+		return nil
+	}
+	name, args := editorCommand()
+	session, path := msg.res.Session, f.Name()
+	return tea.ExecProcess(exec.Command(name, append(args, path)...), func(err error) tea.Msg {
+		return editedMsg{session: session, path: path, before: before, err: err}
+	})
+}
+
+// checkpointEdited sends what the editor saved to the daemon (nothing when it is the checkpoint in force).
+func (m *model) checkpointEdited(msg editedMsg) tea.Cmd {
+	doc, err := os.ReadFile(msg.path)
+	_ = os.Remove(msg.path)
+	switch {
+	case msg.err != nil:
+		name, args := editorCommand()
+		m.say(m.sty.failed.Render(fmt.Sprintf("the editor (%s) failed: %v; VISUAL or EDITOR names the one to use. The checkpoint is unchanged.",
+			strings.Join(append([]string{name}, args...), " "), msg.err)))
+		return nil
+	case err != nil:
+		m.say(m.sty.failed.Render("could not read the edited checkpoint: " + err.Error()))
+		return nil
+	case bytes.Equal(bytes.TrimSpace(doc), bytes.TrimSpace(msg.before)):
+		delete(m.checkpointDrafts, msg.session)
+		m.say(m.sty.dim.Render("The checkpoint is unchanged: nothing was saved."))
+		return nil
+	}
+	m.busy = "checkpoint"
+	m.refresh()
+	return func() tea.Msg {
+		err := m.client.Call(m.ctx, "alisio/setCheckpoint", api.SetCheckpointParams{SessionRef: api.SessionRef{Session: msg.session}, Checkpoint: jsonString(doc)}, nil)
+		return checkpointSavedMsg{session: msg.session, doc: doc, err: err}
+	}
+}
+
+// checkpointSaved says how the save went; a refused edit is kept for the next /checkpoint edit.
+func (m *model) checkpointSaved(msg checkpointSavedMsg) {
+	m.busy, m.adopt = "", true
+	if msg.err != nil {
+		m.checkpointDrafts[msg.session] = msg.doc
+		m.say(m.sty.failed.Render(errorText(msg.err)) + "\n" + m.sty.dim.Render("Your edit is kept: /checkpoint edit opens it again to mend it."))
+		return
+	}
+	delete(m.checkpointDrafts, msg.session)
+	m.say("✔ Checkpoint saved: the next request sends it. /undo puts back the one before.")
+}
+
+// editorCommand is the user's editor ($VISUAL, else $EDITOR, else the system's own), split into its name and
+// arguments ("code --wait").
+func editorCommand() (string, []string) {
+	for _, v := range []string{"VISUAL", "EDITOR"} {
+		if f := strings.Fields(os.Getenv(v)); len(f) > 0 {
+			return f[0], f[1:]
+		}
+	}
+	return defaultEditor, nil
+}
+
+// when is " on DATE" for a checkpoint's creation time ("" when unknown).
+func when(createdAt string) string {
+	if len(createdAt) < len("2006-01-02") {
+		return ""
+	}
+	return " on " + strings.Replace(createdAt[:min(len(createdAt), len("2006-01-02T15:04"))], "T", " at ", 1)
+}
+
+// jsonString is text as a JSON string: the edited document goes to the daemon as typed, so that a document
+// that is not JSON gets the daemon's own words for what is wrong.
+func jsonString(text []byte) json.RawMessage {
+	b, _ := json.Marshal(string(text))
+	return b
+}

@@ -1,0 +1,4 @@
+package chat
+
+// defaultEditor edits the checkpoint when neither VISUAL nor EDITOR names an editor.
+const defaultEditor = "notepad"

@@ -150,6 +150,10 @@ func (a *Agent) UndoCompaction(id string) (CompactionUndo, error) {
 // ErrNoCheckpoint: the session has no checkpoint to edit.
 var ErrNoCheckpoint = errors.New("the session has no checkpoint: it has not been compacted, or its compactions were undone")
 
+// ErrCheckpointChanged: the edit began from a checkpoint that is no longer the one in force (a compaction or
+// another edit wrote a newer one since), so saving it would replace what the edit never saw.
+var ErrCheckpointChanged = errors.New("the checkpoint changed since this edit began (a compaction or another edit wrote a newer one), so saving the edit would replace it")
+
 // CheckpointEdit is what saving an edited checkpoint did.
 type CheckpointEdit struct {
 	// Checkpoint is the checkpoint in force after the edit.
@@ -161,8 +165,9 @@ type CheckpointEdit struct {
 
 // EditCheckpoint replaces session id's checkpoint with the edited document doc (compaction.Editable's shape),
 // after the checks a model's checkpoint gets (compaction.EditCheckpoint). The checkpoint before stays in the
-// history, and the edit can be undone like a compaction.
-func (m *ContextManager) EditCheckpoint(id string, doc []byte) (CheckpointEdit, error) {
+// history, and the edit can be undone like a compaction. base, when given, is the ID of the checkpoint the edit
+// began from: when another is in force now, nothing is saved (ErrCheckpointChanged).
+func (m *ContextManager) EditCheckpoint(id string, doc []byte, base string) (CheckpointEdit, error) {
 	v, err := m.Store.Transcript(id)
 	if err != nil {
 		return CheckpointEdit{}, err
@@ -173,6 +178,9 @@ func (m *ContextManager) EditCheckpoint(id string, doc []byte) (CheckpointEdit, 
 	}
 	if pos < 0 {
 		return CheckpointEdit{}, ErrNoCheckpoint
+	}
+	if base != "" && v.Messages[pos].ID != base {
+		return CheckpointEdit{}, ErrCheckpointChanged
 	}
 	current, _ := compaction.ParseStructured(v.Messages[pos].Structured)
 	limit, _ := m.budget().HardLimit(m.ToolsChars())
@@ -192,10 +200,10 @@ func (m *ContextManager) EditCheckpoint(id string, doc []byte) (CheckpointEdit, 
 
 // EditCheckpoint is ContextManager.EditCheckpoint after any turn of the session in progress; it discards the
 // background summary, written for the checkpoint before.
-func (a *Agent) EditCheckpoint(id string, doc []byte) (CheckpointEdit, error) {
+func (a *Agent) EditCheckpoint(id string, doc []byte, base string) (CheckpointEdit, error) {
 	st := a.state(id)
 	defer a.shared.lockTurn(a.Store, id)()
 	defer st.forgetMeter()
 	st.discardAhead()
-	return a.ContextManager.EditCheckpoint(id, doc)
+	return a.ContextManager.EditCheckpoint(id, doc, base)
 }

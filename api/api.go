@@ -160,6 +160,9 @@ type CheckpointResult struct {
 type SetCheckpointParams struct {
 	SessionRef
 	Checkpoint json.RawMessage `json:"checkpoint"`
+	// Base is the ID of the checkpoint the edit began from (CheckpointResult.ID): when another is in force now
+	// (a compaction wrote one meanwhile), nothing is saved (KindCheckpointChanged). Empty: no such check.
+	Base string `json:"base,omitempty"`
 }
 
 // Document is the edited checkpoint's JSON text.

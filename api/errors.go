@@ -46,6 +46,8 @@ const (
 	KindInvalidCheckpoint ErrorKind = "invalidCheckpoint"
 	// KindNoCheckpoint: the session has no checkpoint to edit.
 	KindNoCheckpoint ErrorKind = "noCheckpoint"
+	// KindCheckpointChanged: an edited checkpoint began from one that is no longer in force; nothing was saved.
+	KindCheckpointChanged ErrorKind = "checkpointChanged"
 	// KindNoSession: no session was named and the workspace has none yet; nothing was tried.
 	KindNoSession ErrorKind = "noSession"
 	// KindFailed: anything else; the sentence says what.
@@ -71,8 +73,9 @@ type Words struct {
 	// Sessions and Memories name the lists; DataDir where another store is chosen, MaxOutput the
 	// summarizer's output budget.
 	Compact, NewSession, ShowTools, Recover, Sessions, Memories, DataDir, MaxOutput string
-	// UndoCompaction names the undo of a compaction, KeepTurns the setting of the turns a compaction keeps.
-	UndoCompaction, KeepTurns string
+	// UndoCompaction names the undo of a compaction, KeepTurns the setting of the turns a compaction keeps,
+	// EditCheckpoint how to reach the checkpoint in force when an edit began from an older one.
+	UndoCompaction, KeepTurns, EditCheckpoint string
 	// Provider says where the provider is set; Prompt how a message is sent.
 	Provider, Prompt string
 	// SettingPrefix is what this edge's user types before a setting's name ("alisio." in VS Code's settings).
@@ -101,6 +104,7 @@ func EditorWords() Words {
 		ShowTools: "Alisio: Show Tools / :AlisioTools", Recover: "Alisio: Recover Uncertain Tool Calls / :AlisioRecover",
 		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting",
 		MaxOutput: "the alisio.compaction.maxOutputTokens setting", UndoCompaction: "Alisio: Undo Compaction / :AlisioUndoCompact",
+		EditCheckpoint: "Alisio: Edit Checkpoint / :AlisioEditCheckpoint opens the one in force, to carry your change over to",
 		KeepTurns: "the alisio.compaction.keepTurns setting / settings = { compaction = { keepTurns = … } }",
 		Provider: "run Alisio: Set Up Provider (VS Code; it writes alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model), " +
 			"or in Neovim give setup() settings = { provider = { kind = …, baseURL = …, model = … } }",
@@ -124,18 +128,21 @@ func WordsFor(editor string) Words {
 			Recover: "Alisio: Recover Uncertain Tool Calls", Sessions: "Alisio: Switch Session", Memories: "alisio-lsp memories list",
 			DataDir: "the alisio.dataDir setting", MaxOutput: "the alisio.compaction.maxOutputTokens setting",
 			UndoCompaction: "Alisio: Undo Compaction", KeepTurns: "the alisio.compaction.keepTurns setting",
+			EditCheckpoint: "copy your change, then File: Revert File shows the one in force, to carry it over to",
 			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)",
 			Prompt:   "Alisio: Prompt, or @alisio in the chat", SettingPrefix: "alisio."}
 	case EditorTerminal:
 		return Words{Compact: "/compact", NewSession: "/new", ShowTools: "/mcps; mcpServers.NAME.disabled in the config", Recover: "/recover acknowledge",
 			Sessions: "/sessions", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
 			MaxOutput: "/settings compaction.maxOutputTokens N", UndoCompaction: "/undo", KeepTurns: "/settings compaction.keepTurns N",
+			EditCheckpoint: "/checkpoint shows the one in force; /checkpoint edit opens your edit again, and saving it then replaces that one",
 			Provider: "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
 			Prompt:   "type it below"}
 	case EditorNeovim:
 		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
 			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",
 			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()", UndoCompaction: ":AlisioUndoCompact",
+			EditCheckpoint: ":w FILE keeps a copy of it, then :e! shows the one in force, to carry your change over to",
 			KeepTurns: "settings = { compaction = { keepTurns = … } } in setup()",
 			Provider:  "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)",
 			Prompt:    ":AlisioPrompt, or :Alisio for the chat"}
@@ -151,6 +158,7 @@ func ShellWords(cli string) Words {
 		ShowTools: "alisio-lsp tools; mcpServers.NAME.disabled in the config", Recover: cli + " sessions recover %s --acknowledge",
 		Sessions: cli + " sessions list", Memories: cli + " memories list", DataDir: "--data-dir",
 		MaxOutput: "compaction.maxOutputTokens in the config", UndoCompaction: cli + " compact %s --undo",
+		EditCheckpoint: cli + " checkpoint SESSION prints the one in force, to carry your change over to",
 		KeepTurns: "compaction.keepTurns in the config",
 		Provider:  "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
 		Prompt:    "alisio-lsp prompt TEXT, or alisio-lsp chat"}
@@ -213,6 +221,8 @@ func explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindNothingToUndo}, msg
 	case errors.Is(err, compaction.ErrInvalidCheckpoint):
 		return ErrorData{Kind: KindInvalidCheckpoint}, msg + ". Nothing was saved: correct it and save again."
+	case errors.Is(err, agent.ErrCheckpointChanged):
+		return ErrorData{Kind: KindCheckpointChanged}, msg + ". Nothing was saved, and your edit is kept: " + w.EditCheckpoint + "."
 	case errors.Is(err, agent.ErrNoCheckpoint):
 		return ErrorData{Kind: KindNoCheckpoint}, msg + " (a compaction writes one: " + w.Compact + ")"
 	case errors.Is(err, ErrNoSession):

@@ -21,11 +21,12 @@ type (
 		edit bool
 		err  error
 	}
-	// editedMsg is the editor's end: the file it edited, what it held before, and how the editor ended.
+	// editedMsg is the editor's end: the file it edited, what it held before, the checkpoint the edit began
+	// from, and how the editor ended.
 	editedMsg struct {
-		session, path string
-		before        []byte
-		err           error
+		session, path, base string
+		before              []byte
+		err                 error
 	}
 	// checkpointSavedMsg is the daemon's answer to the edited document doc.
 	checkpointSavedMsg struct {
@@ -100,9 +101,9 @@ func (m *model) checkpointRead(msg checkpointMsg) tea.Cmd {
 		return nil
 	}
 	name, args := editorCommand()
-	session, path := msg.res.Session, f.Name()
+	session, path, base := msg.res.Session, f.Name(), msg.res.ID
 	return tea.ExecProcess(exec.Command(name, append(args, path)...), func(err error) tea.Msg {
-		return editedMsg{session: session, path: path, before: before, err: err}
+		return editedMsg{session: session, path: path, base: base, before: before, err: err}
 	})
 }
 
@@ -127,7 +128,9 @@ func (m *model) checkpointEdited(msg editedMsg) tea.Cmd {
 	m.busy = "checkpoint"
 	m.refresh()
 	return func() tea.Msg {
-		err := m.client.Call(m.ctx, "alisio/setCheckpoint", api.SetCheckpointParams{SessionRef: api.SessionRef{Session: msg.session}, Checkpoint: jsonString(doc)}, nil)
+		// Base: the daemon refuses the save when a compaction or another window wrote a newer checkpoint meanwhile.
+		err := m.client.Call(m.ctx, "alisio/setCheckpoint", api.SetCheckpointParams{SessionRef: api.SessionRef{Session: msg.session},
+			Checkpoint: jsonString(doc), Base: msg.base}, nil)
 		return checkpointSavedMsg{session: msg.session, doc: doc, err: err}
 	}
 }

@@ -268,7 +268,7 @@ func replacedBy(cp compaction.Checkpoint, sess storage.Session) int {
 
 // setCheckpoint replaces the session's checkpoint with the user's edit, and answers the checkpoint now.
 func (s *Server) setCheckpoint(ctx context.Context, ag *agent.Agent, p *api.SetCheckpointParams) (*api.CheckpointResult, error) {
-	_, err := ag.EditCheckpoint(p.Session, p.Document())
+	_, err := ag.EditCheckpoint(p.Session, p.Document(), p.Base)
 	s.changed(p.Session)
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func (a *app) checkpointCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				edit, err := m.EditCheckpoint(id, doc)
+				edit, err := m.EditCheckpoint(id, doc, "")
 				switch {
 				case err != nil:
 					return err

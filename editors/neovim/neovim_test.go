@@ -572,6 +572,10 @@ func TestNeovim_EditCheckpointAndUndo(t *testing.T) {
 		t.Errorf(":w! {file} in the checkpoint buffer must write a copy only (modified after: %v); the copy:\n%s\nthe checkpoint in force:\n%s",
 			res["modified_after_copy"], copy, view)
 	}
+	if stale := fmt.Sprint(res["stale_refusal"]); !strings.Contains(stale, "Nothing was saved, and your edit is kept: :w FILE keeps a copy of it, then :e! shows the one in force") ||
+		res["modified_after_stale"] != true {
+		t.Errorf("saving an edit begun before another save: %q (modified after: %v)", stale, res["modified_after_stale"])
+	}
 	if res["windows_on_edit_buffer"] != float64(1) || res["modified_after_reread"] != false {
 		t.Errorf(":AlisioEditCheckpoint again: %v windows on the buffer; after :e! modified %v", res["windows_on_edit_buffer"], res["modified_after_reread"])
 	}

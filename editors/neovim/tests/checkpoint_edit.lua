@@ -48,6 +48,20 @@ vim.wait(500) -- a save, were it sent, would have changed the view by now
 H.record('copy', table.concat(vim.fn.readfile(copy), '\n'))
 H.record('view_after_copy', text(view))
 H.record('modified_after_copy', vim.bo[buf].modified)
+-- Another window saves a checkpoint meanwhile: this buffer's edit began from the one before, so :w is refused
+-- and the edit kept; :e! then shows the one in force.
+local session = vim.api.nvim_buf_get_name(buf):match('edit%-checkpoint/(.-)%.json$')
+local other
+vim.lsp.get_client_by_id(alisio.client_id()).request('alisio/setCheckpoint',
+  { session = session, checkpoint = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'):gsub('Only in the copy', 'Saved elsewhere') },
+  function(err) other = err or true end)
+H.wait(5000, function() return other ~= nil end, 'the save from another window')
+vim.cmd('write')
+H.wait(5000, function() return H.noted('changed since this edit began') ~= nil end, 'the stale save refused')
+H.record('stale_refusal', H.noted('changed since this edit began'))
+H.record('modified_after_stale', vim.bo[buf].modified)
+vim.cmd('edit!')
+H.wait(5000, function() return text(buf):find('Saved elsewhere', 1, true) ~= nil end, ':e! showing the checkpoint saved elsewhere')
 -- A second save: the open view follows it.
 vim.api.nvim_buf_set_lines(buf, 1, 2, false, { '  "goal": "Edited twice",' })
 vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))

@@ -25,9 +25,11 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
   readonly onDidChangeFile = this.changed.event;
   private readonly mtimes = new Map<string, number>();
   /** The document Edit Checkpoint just asked the daemon for, by URI: the first read takes it instead of asking again. */
-  private readonly fetched = new Map<string, unknown>();
+  private readonly fetched = new Map<string, CheckpointResult>();
   /** The documents whose session has no checkpoint any more (an undo removed it): shown as deleted. */
   private readonly gone = new Set<string>();
+  /** The checkpoint each document was read from, by URI: a save is refused when another is in force by then. */
+  private readonly bases = new Map<string, string>();
 
   constructor(private readonly ctx: Ctx) {}
 
@@ -51,25 +53,25 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
   }
 
   /** opening says that the document of session is about to be opened with editable, fetched already. */
-  opening(session: string, editable: unknown) {
-    this.gone.delete(checkpointUri(session).toString());
-    this.fetched.set(checkpointUri(session).toString(), editable);
+  opening(res: CheckpointResult) {
+    this.gone.delete(checkpointUri(res.session).toString());
+    this.fetched.set(checkpointUri(res.session).toString(), res);
   }
 
   async readFile(uri: vscode.Uri): Promise<Uint8Array> {
-    const fetched = this.fetched.get(uri.toString());
-    if (fetched !== undefined) {
-      this.fetched.delete(uri.toString());
-      return new TextEncoder().encode(JSON.stringify(fetched, null, 2) + '\n');
+    let res = this.fetched.get(uri.toString());
+    this.fetched.delete(uri.toString());
+    if (res === undefined) {
+      const client = this.ctx.client;
+      if (!client) {
+        throw vscode.FileSystemError.Unavailable('Alisio: the server is not running (Alisio: Restart Server)');
+      }
+      res = await client.sendRequest<CheckpointResult>('alisio/checkpoint', { session: sessionOf(uri) });
     }
-    const client = this.ctx.client;
-    if (!client) {
-      throw vscode.FileSystemError.Unavailable('Alisio: the server is not running (Alisio: Restart Server)');
-    }
-    const res = await client.sendRequest<CheckpointResult>('alisio/checkpoint', { session: sessionOf(uri) });
     if (!res.editable) {
       throw vscode.FileSystemError.FileNotFound('Alisio: this session has no checkpoint yet (it has not been compacted)');
     }
+    this.setBase(uri, res.id);
     return new TextEncoder().encode(JSON.stringify(res.editable, null, 2) + '\n');
   }
 
@@ -80,7 +82,12 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
     }
     try {
       // Sent as typed: the daemon checks it and words every problem, as it does for the other editors.
-      await client.sendRequest('alisio/setCheckpoint', { session: sessionOf(uri), checkpoint: new TextDecoder().decode(content) });
+      // base: the checkpoint the document was read from; the daemon refuses the save when a compaction or
+      // another window wrote a newer one since.
+      const saved = await client.sendRequest<CheckpointResult>('alisio/setCheckpoint', {
+        session: sessionOf(uri), checkpoint: new TextDecoder().decode(content), base: this.bases.get(uri.toString()),
+      });
+      this.setBase(uri, saved.id); // the edit saved is the checkpoint in force now
     } catch (e) {
       const message = (e as { message?: string }).message || String(e);
       this.ctx.output.warn(`Edit Checkpoint: ${message} (${errorKind(e)})`);
@@ -108,6 +115,14 @@ export class CheckpointFiles implements vscode.FileSystemProvider {
     this.changed.fire([{ type: none ? vscode.FileChangeType.Deleted : vscode.FileChangeType.Changed, uri }]);
   }
 
+  private setBase(uri: vscode.Uri, id: string | undefined) {
+    if (id) {
+      this.bases.set(uri.toString(), id);
+    } else {
+      this.bases.delete(uri.toString());
+    }
+  }
+
   delete(): void {
     throw vscode.FileSystemError.NoPermissions('Alisio: a checkpoint cannot be deleted (Alisio: Undo Compaction undoes one)');
   }
@@ -132,7 +147,7 @@ export async function editCheckpoint(ctx: Ctx) {
     void vscode.window.showInformationMessage('Alisio: this session has no checkpoint yet: it has not been compacted.');
     return;
   }
-  ctx.checkpoints?.opening(res.session, res.editable);
+  ctx.checkpoints?.opening(res);
   const doc = await vscode.workspace.openTextDocument(checkpointUri(res.session));
   await vscode.window.showTextDocument(doc, { preview: false });
 }

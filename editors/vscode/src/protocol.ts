@@ -156,7 +156,7 @@ export interface ErrorData {
 
 /** The kinds of failure (api.ErrorKind). */
 export type ErrorKind = 'contextBudget' | 'toolCatalog' | 'uncertainCalls' | 'noProvider' | 'modelCall' | 'sessionNotFound' | 'storeLocked' | 'nothingToUndo'
-  | 'storeTooNew' | 'memoryNotFound' | 'diskFull' | 'nothingToCompact' | 'invalidCheckpoint' | 'noCheckpoint' | 'noSession' | 'failed';
+  | 'storeTooNew' | 'memoryNotFound' | 'diskFull' | 'nothingToCompact' | 'invalidCheckpoint' | 'noCheckpoint' | 'checkpointChanged' | 'noSession' | 'failed';
 
 /** The kind of a request's error, from its data ('failed' when it carries none). */
 export function errorKind(err: unknown): ErrorKind {

@@ -48,13 +48,15 @@ end
 --- leaves the buffer modified.
 local function save(buf, session)
   local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-  client.request('alisio/setCheckpoint', { session = session, checkpoint = text }, function(err)
+  -- base: the checkpoint this edit began from; the daemon refuses the save when another is in force by now.
+  client.request('alisio/setCheckpoint', { session = session, checkpoint = text, base = vim.b[buf].alisio_base }, function(err, res)
     if err then
       util.notify(util.err_message(err), util.levels.ERROR) -- the daemon's words say nothing was saved
       return
     end
     if vim.api.nvim_buf_is_valid(buf) then
       vim.bo[buf].modified = false
+      vim.b[buf].alisio_base = res and res.id or nil -- the edit saved is the checkpoint in force now
     end
     util.notify('checkpoint saved; the next request sends it (:AlisioUndoCompact puts back the checkpoint as it was before your saves since the last message)')
     require('alisio.views').checkpoint(true)
@@ -85,6 +87,7 @@ end
 
 --- fill puts the editable checkpoint res into buffer buf, unmodified.
 local function fill(buf, res)
+  vim.b[buf].alisio_base = res.id
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, pretty(res.editable))
   vim.bo[buf].filetype = 'json'
   vim.bo[buf].modified = false
@@ -153,7 +156,8 @@ function M.changed(session, why)
     return
   end
   if vim.bo[buf].modified then
-    util.notify(string.format('the checkpoint changed (%s); your unsaved edit of it is kept: :w saves it, :e! shows the one in force', why), util.levels.WARN)
+    util.notify(string.format('the checkpoint changed (%s); your unsaved edit is kept, but it began from the one before, so :w refuses it: '
+      .. ':w FILE keeps a copy, :e! shows the one in force', why), util.levels.WARN)
     return
   end
   load(buf, session)

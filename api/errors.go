@@ -105,7 +105,7 @@ func EditorWords() Words {
 		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting",
 		MaxOutput: "the alisio.compaction.maxOutputTokens setting", UndoCompaction: "Alisio: Undo Compaction / :AlisioUndoCompact",
 		EditCheckpoint: "Alisio: Edit Checkpoint / :AlisioEditCheckpoint opens the one in force, to carry your change over to",
-		KeepTurns: "the alisio.compaction.keepTurns setting / settings = { compaction = { keepTurns = … } }",
+		KeepTurns:      "the alisio.compaction.keepTurns setting / settings = { compaction = { keepTurns = … } }",
 		Provider: "run Alisio: Set Up Provider (VS Code; it writes alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model), " +
 			"or in Neovim give setup() settings = { provider = { kind = …, baseURL = …, model = … } }",
 		Prompt: "Alisio: Prompt in VS Code, :AlisioPrompt in Neovim"}
@@ -129,23 +129,23 @@ func WordsFor(editor string) Words {
 			DataDir: "the alisio.dataDir setting", MaxOutput: "the alisio.compaction.maxOutputTokens setting",
 			UndoCompaction: "Alisio: Undo Compaction", KeepTurns: "the alisio.compaction.keepTurns setting",
 			EditCheckpoint: "copy your change, then File: Revert File shows the one in force, to carry it over to",
-			Provider: "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)",
-			Prompt:   "Alisio: Prompt, or @alisio in the chat", SettingPrefix: "alisio."}
+			Provider:       "run Alisio: Set Up Provider (it writes the alisio.provider.kind, alisio.provider.baseURL and alisio.provider.model settings and checks that the provider answers)",
+			Prompt:         "Alisio: Prompt, or @alisio in the chat", SettingPrefix: "alisio."}
 	case EditorTerminal:
 		return Words{Compact: "/compact", NewSession: "/new", ShowTools: "/mcps; mcpServers.NAME.disabled in the config", Recover: "/recover acknowledge",
 			Sessions: "/sessions", Memories: "alisio-lsp memories list", DataDir: "--data-dir",
 			MaxOutput: "/settings compaction.maxOutputTokens N", UndoCompaction: "/undo", KeepTurns: "/settings compaction.keepTurns N",
 			EditCheckpoint: "/checkpoint shows the one in force; /checkpoint edit opens your edit again, and saving it then replaces that one",
-			Provider: "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
-			Prompt:   "type it below"}
+			Provider:       "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
+			Prompt:         "type it below"}
 	case EditorNeovim:
 		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
 			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",
 			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()", UndoCompaction: ":AlisioUndoCompact",
 			EditCheckpoint: ":w FILE keeps a copy of it, then :e! shows the one in force, to carry your change over to",
-			KeepTurns: "settings = { compaction = { keepTurns = … } } in setup()",
-			Provider:  "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)",
-			Prompt:    ":AlisioPrompt, or :Alisio for the chat"}
+			KeepTurns:      "settings = { compaction = { keepTurns = … } } in setup()",
+			Provider:       "give setup() settings = { provider = { kind = 'openai', baseURL = …, model = … } } (:checkhealth alisio checks that it answers)",
+			Prompt:         ":AlisioPrompt, or :Alisio for the chat"}
 	}
 	return EditorWords()
 }
@@ -159,9 +159,9 @@ func ShellWords(cli string) Words {
 		Sessions: cli + " sessions list", Memories: cli + " memories list", DataDir: "--data-dir",
 		MaxOutput: "compaction.maxOutputTokens in the config", UndoCompaction: cli + " compact %s --undo",
 		EditCheckpoint: cli + " checkpoint SESSION prints the one in force, to carry your change over to",
-		KeepTurns: "compaction.keepTurns in the config",
-		Provider:  "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
-		Prompt:    "alisio-lsp prompt TEXT, or alisio-lsp chat"}
+		KeepTurns:      "compaction.keepTurns in the config",
+		Provider:       "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
+		Prompt:         "alisio-lsp prompt TEXT, or alisio-lsp chat"}
 }
 
 // Explain returns what err carries for a program and the sentence a user reads, naming what they can do in

@@ -35,6 +35,9 @@ func TestNeovim_InATerminal(t *testing.T) {
 	}
 	srv := providertest.New(providertest.Script{Replies: []providertest.Reply{
 		{Text: "Hello from the terminal.\n\n```go\nfunc main() {}\n```"},
+		{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "edit_file", Arguments: `{"path":"main.go","oldText":"package main","newText":"package main // reviewed"}`}},
+			DelayMs: 1500},
+		{Text: "Edited main.go."},
 	}})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
@@ -132,4 +135,20 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 	}
 	tmux(t, socket, "send-keys", "-t", "0", ":Alisio", "Enter", "ityped after it", "Escape")
 	wait("the keys typed after the sentence, in the chat's input", func(s string) bool { return strings.Contains(s, "typed after it") })
+	// A review that comes while the user types waits for them to leave insert mode: its tab would take the
+	// keys. The prompt is sent, and typing goes on in the input while the model proposes an edit.
+	tmux(t, socket, "send-keys", "-t", "0", "ccedit main.go", "Escape", "Enter", "inext words")
+	asked := wait("the review said, not opened", func(s string) bool { return strings.Contains(s, "wants to change main.go: its review") })
+	tmux(t, socket, "send-keys", "-t", "0", " typed on")
+	typed := wait("the typing kept in the input", func(s string) bool { return strings.Contains(s, "next words typed on") })
+	if strings.Contains(asked, "main // reviewed") || strings.Contains(typed, "main // reviewed") || strings.Contains(typed, "Press ENTER") {
+		t.Errorf("%s: the review took the screen while the user typed:\n%s", ui, typed)
+	}
+	tmux(t, socket, "send-keys", "-t", "0", "Escape")
+	wait("the review, once out of insert mode", func(s string) bool { return strings.Contains(s, "package main // reviewed") && strings.Contains(s, "ga accepts") })
+	tmux(t, socket, "send-keys", "-t", "0", "ga")
+	wait("the reply after the accepted edit", func(s string) bool { return strings.Contains(s, "Edited main.go.") })
+	if b, err := os.ReadFile(filepath.Join(ws, "main.go")); err != nil || !strings.Contains(string(b), "// reviewed") {
+		t.Errorf("%s: the accepted edit is not in main.go: %q %v", ui, b, err)
+	}
 }

@@ -53,8 +53,27 @@ local function lines_of(text)
   return l
 end
 
---- ask shows the question of an alisio/approve notification.
+-- deferred is a question that came while the user was typing: it opens when they leave insert mode.
+local deferred
+
+--- ask shows the question of an alisio/approve notification. While the user types (insert mode) it waits for
+--- them to leave insert mode, saying so: opening its tab then would take the keys that follow.
 function M.ask(p)
+  local mode = vim.api.nvim_get_mode().mode
+  if mode:sub(1, 1) == 'i' or mode:sub(1, 1) == 'R' then
+    deferred = p
+    vim.api.nvim_create_autocmd('InsertLeave', { once = true, callback = function()
+      vim.schedule(function()
+        if deferred == p then
+          deferred = nil
+          M.ask(p)
+        end
+      end)
+    end })
+    util.notice(string.format('wants to %s: its review opens when you leave insert mode (Esc)',
+      p.kind == 'edit' and ((p.exists and 'change ' or 'create ') .. (p.path or '')) or ('run ' .. (p.command or ''))), nil, 'approval')
+    return
+  end
   close_view() -- a question left open by a stopped turn
   local root = (client.get() and client.get().config.root_dir) or vim.fn.getcwd()
   vim.cmd('tabnew')
@@ -80,14 +99,14 @@ function M.ask(p)
     vim.cmd('diffthis')
     keys(left, 'Alisio: accept the change', 'Alisio: reject the change')
     keys(right, 'Alisio: accept the change', 'Alisio: reject the change')
-    util.notify(string.format('wants to %s %s: ga accepts, gr rejects (:AlisioAccept, :AlisioReject)', p.exists and 'change' or 'create', p.path))
+    util.notice(string.format('wants to %s %s: ga accepts, gr rejects (:AlisioAccept, :AlisioReject)', p.exists and 'change' or 'create', p.path), nil, 'approval')
   else
     local buf = scratch('alisio://command', { 'Alisio wants to run, in ' .. vim.fn.fnamemodify(root, ':~') .. ':', '', '    ' .. (p.command or ''), '',
       'ga runs it · gr skips it (:AlisioAccept, :AlisioReject)' }, '')
     open.bufs = { buf }
     vim.api.nvim_win_set_buf(0, buf)
     keys(buf, 'Alisio: run the command', 'Alisio: skip the command')
-    util.notify('wants to run: ' .. (p.command or '') .. ' — ga runs it, gr skips it (:AlisioAccept, :AlisioReject)')
+    util.notice('wants to run: ' .. (p.command or '') .. ' — ga runs it, gr skips it (:AlisioAccept, :AlisioReject)', nil, 'approval')
   end
   if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= vim.api.nvim_get_current_buf() and vim.api.nvim_buf_get_name(placeholder) == '' then
     pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
@@ -96,11 +115,12 @@ end
 
 --- answer answers the question on screen (:AlisioAccept, :AlisioReject, ga, gr).
 function M.answer(approved)
-  if not open then
+  local q = open or deferred
+  if not q then
     util.notify('no change waits for an answer')
     return
   end
-  local q = open
+  deferred = nil
   close_view()
   client.request('alisio/approvalAnswer', { approval = q.approval, approved = approved }, function(err)
     if err then
@@ -111,14 +131,21 @@ end
 
 --- withdrawn closes the question the daemon no longer waits for (no answer in time, the turn stopped).
 function M.withdrawn(p)
-  if open and open.approval == p.approval then
+  if deferred and deferred.approval == p.approval then
+    deferred = nil
+    util.notice('the change no longer waits for an answer (no answer in time, or the turn stopped): it was not made', util.levels.WARN, 'approval')
+  elseif open and open.approval == p.approval then
     close_view()
     util.notify('the change no longer waits for an answer (no answer in time, or the turn stopped): it was not made', util.levels.WARN)
   end
 end
 
---- pending is the question on screen, for the statusline and tests (nil when none).
+--- pending is the question on screen, for the statusline and tests (nil when none; deferred: it waits for
+--- the user to leave insert mode).
 function M.pending()
+  if deferred then
+    return { kind = deferred.kind, path = deferred.path, deferred = true }
+  end
   return open and { kind = open.kind, path = open.path } or nil
 end
 

@@ -171,6 +171,9 @@ func TestSummary(t *testing.T) {
 			"compacted 1 message, 4.4k → 1.2k chars; the request is now 3k chars (was 9k)"},
 		{compaction.Event{Type: compaction.EventStarted, Reason: compaction.ReasonAuto, Rule: compaction.RuleWindow, SpanMessages: 40},
 			"compacting 40 messages (automatic: the request passed the window's compaction point)…"},
+		// The start counts as the end does: the earlier checkpoint named, not counted among the messages.
+		{compaction.Event{Type: compaction.EventStarted, Reason: compaction.ReasonManual, SpanMessages: 11, SpanCheckpoint: true},
+			"compacting the earlier checkpoint and 10 messages after it (asked for)…"},
 		{compaction.Event{Type: compaction.EventReduced, Messages: 3}, "3 large messages trimmed to fit the budget"},
 		{compaction.Event{Type: compaction.EventFailed, Error: "summarizer: timeout"}, "compaction failed: summarizer: timeout"},
 		{compaction.Event{Type: compaction.EventFailed, Cause: compaction.CauseStopped, Message: "stopped before it finished; the session is as it was", Error: "context canceled"}, "compaction stopped before it finished; the session is as it was"},

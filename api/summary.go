@@ -15,9 +15,9 @@ func Summary(e compaction.Event) string {
 	switch e.Type {
 	case compaction.EventStarted:
 		if e.Ahead {
-			return fmt.Sprintf("compacting %d messages (%s), summarized in the background…", e.SpanMessages, why(e.Reason, e.Rule))
+			return fmt.Sprintf("compacting %s (%s), summarized in the background…", spanWords(e.SpanMessages, e.SpanCheckpoint), why(e.Reason, e.Rule))
 		}
-		return fmt.Sprintf("compacting %d messages (%s)…", e.SpanMessages, why(e.Reason, e.Rule))
+		return fmt.Sprintf("compacting %s (%s)…", spanWords(e.SpanMessages, e.SpanCheckpoint), why(e.Reason, e.Rule))
 	case compaction.EventCompleted:
 		// The same figures as the chat's boundary: the messages and their chars, into the checkpoint's chars.
 		text := fmt.Sprintf("compacted %s, %s → %s chars; the request is now %s chars (was %s)", spanWords(e.SpanMessages, e.SpanCheckpoint),

@@ -200,7 +200,8 @@ func Compact(ctx context.Context, in Input, opts Options, s Summarizer, emit Emi
 		return Result{}, ErrNothingToSummarize
 	}
 	emit.emit(Event{Type: EventStarted, Reason: opts.Reason, Rule: opts.Rule, BeforeChars: before,
-		BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars), SpanMessages: span.End, Ahead: ahead})
+		BeforeTokens: transcript.EstimateTokens(before + in.ToolsChars), SpanMessages: span.End, SpanCheckpoint: span.End > 0 && in.View[0].Summary,
+		Ahead: ahead})
 
 	fail := func(err error) (Result, error) {
 		ev := Event{Type: EventFailed, Reason: opts.Reason, Message: err.Error(), Error: err.Error(),

@@ -508,6 +508,20 @@ func TestNeovim_HealthFindsBadSettingsAndADeadProvider(t *testing.T) {
 	}
 }
 
+// TestNeovim_HealthReadsTheConfigFile: a provider set in the --config file the plugin's command names is the
+// one :checkhealth alisio checks (it said none was configured).
+func TestNeovim_HealthReadsTheConfigFile(t *testing.T) {
+	_, hs := buildAndHello(t)
+	config := filepath.Join(t.TempDir(), "alisio.json")
+	if err := os.WriteFile(config, []byte(`{"provider":{"kind":"openai","baseURL":"`+hs.URL+`/v1","model":"alisio-test"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := lines(nvim(t, "health_config.lua", "ALISIO_CONFIG="+config).Results["health"])
+	if !strings.Contains(h, "the provider answers at "+hs.URL+"/v1 (model alisio-test)") || strings.Contains(h, "no provider configured") {
+		t.Errorf("checkhealth with the provider in --config:\n%s", h)
+	}
+}
+
 // TestNeovim_ReviewAndUndo: with the plugin the daemon asks before an edit; the edit opens as a diff in its own
 // tab, ga accepts it and the edited file's buffer shows it at once; a new file rejected with gr is not written;
 // :AlisioUndoTurn puts the file back and its buffer with it.

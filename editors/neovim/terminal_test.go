@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 	// the rightmost window, down to one). A compaction's sentence (here why there is nothing to compact yet) is
 	// longer than the 80-column command line: it is cut to fit there, so it never stops for Enter (which takes
 	// the next key typed), and the chat has the whole of it.
+	tmux(t, socket, "send-keys", "-t", "0", ":wincmd t | vsplit", "Enter") // two windows beside each other, left of the chat
 	tmux(t, socket, "resize-window", "-t", "0", "-x", "80", "-y", "30")
 	tmux(t, socket, "send-keys", "-t", "0", ":AlisioCompact", "Enter")
 	compacted := wait("the compaction's sentence and its note in the chat", func(s string) bool {
@@ -150,5 +152,20 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 	wait("the reply after the accepted edit", func(s string) bool { return strings.Contains(s, "Edited main.go.") })
 	if b, err := os.ReadFile(filepath.Join(ws, "main.go")); err != nil || !strings.Contains(string(b), "// reviewed") {
 		t.Errorf("%s: the accepted edit is not in main.go: %q %v", ui, b, err)
+	}
+	// Wider, then narrow again: no window is squeezed to a sliver (Neovim gives and takes the columns of one).
+	tmux(t, socket, "resize-window", "-t", "0", "-x", "160", "-y", "30")
+	time.Sleep(300 * time.Millisecond)
+	tmux(t, socket, "resize-window", "-t", "0", "-x", "80", "-y", "30")
+	widths := filepath.Join(t.TempDir(), "widths")
+	tmux(t, socket, "send-keys", "-t", "0", fmt.Sprintf(":lua vim.fn.writefile(vim.tbl_map(vim.api.nvim_win_get_width, vim.api.nvim_tabpage_list_wins(0)), %q)", widths), "Enter")
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got, _ = os.ReadFile(widths)
+	}
+	for _, w := range strings.Fields(string(got)) {
+		if n, _ := strconv.Atoi(w); n < 10 {
+			t.Errorf("%s: after 80 → 160 → 80 columns a window is %d columns wide (widths %s)", ui, n, strings.Join(strings.Fields(string(got)), " "))
+		}
 	}
 }

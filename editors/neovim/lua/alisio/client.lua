@@ -219,9 +219,12 @@ end
 
 --- log opens the log of Neovim's language clients, where alisio-lsp writes what went wrong (:AlisioLog).
 function M.log()
-  -- noautocmd: opening the log is not opening a file of a workspace, which would start the daemon there.
-  vim.cmd('noautocmd edit ' .. vim.fn.fnameescape(vim.lsp.get_log_path()))
+  -- noautocmd: opening the log is not opening a file of a workspace, which would start the daemon there. From
+  -- the chat or another of alisio's own windows, in a tab of its own: the chat keeps its windows.
+  local here = vim.api.nvim_buf_get_name(0):find('^alisio://') and 'tabedit' or 'edit'
+  vim.cmd('noautocmd ' .. here .. ' ' .. vim.fn.fnameescape(vim.lsp.get_log_path()))
   vim.bo.readonly = true
+  vim.cmd('normal! G') -- the newest lines
 end
 
 return M

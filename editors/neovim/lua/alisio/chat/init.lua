@@ -196,13 +196,17 @@ end
 local hint
 
 -- keep_share gives the chat its share of the screen's width again each time the screen is resized (Neovim
--- takes the columns a smaller terminal lost from the rightmost window first: the chat, down to one column).
+-- takes the columns a smaller terminal lost from the rightmost window first: the chat, down to one column),
+-- and shares the rest out among the other windows.
 local function keep_share()
   local group = vim.api.nvim_create_augroup('alisio_chat_width', { clear = true })
   vim.api.nvim_create_autocmd('VimResized', { group = group, callback = function()
     local w = win_of(state.buf)
     if w and state.share then
       vim.api.nvim_win_set_width(w, math.max(1, math.floor(vim.o.columns * state.share)))
+      -- The other windows share what is left (Neovim took it from one of them): the chat and the input keep
+      -- their sizes (winfixwidth, winfixheight).
+      vim.cmd('wincmd =')
     end
   end })
 end
@@ -272,7 +276,7 @@ function M.open(actions)
 end
 
 local HINT_NS = vim.api.nvim_create_namespace('alisio_input_hint')
-M.INPUT_HINT = 'Ask here · <CR> or <C-s> sends · <C-c> stops · q closes'
+M.INPUT_HINT = 'Ask here (i to type) · <CR> or <C-s> sends · <C-c> stops · q closes'
 
 -- hint shows M.INPUT_HINT in the empty input, as a placeholder (virtual text, not in the buffer), and takes it
 -- away as soon as something is typed.

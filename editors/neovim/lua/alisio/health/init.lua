@@ -12,6 +12,21 @@ local function api()
   }
 end
 
+-- provider_of is the provider the daemon uses: the one of the --config file cmd names, with the settings'
+-- provider fields over it (as the daemon takes them).
+local function provider_of(cmd, settings)
+  local from_file = {}
+  for i, a in ipairs(cmd) do
+    if a == '--config' and cmd[i + 1] and vim.fn.filereadable(cmd[i + 1]) == 1 then
+      local ok, doc = pcall(vim.fn.json_decode, table.concat(vim.fn.readfile(cmd[i + 1]), '\n'))
+      if ok and type(doc) == 'table' and type(doc.provider) == 'table' then
+        from_file = doc.provider
+      end
+    end
+  end
+  return vim.tbl_extend('force', from_file, settings.provider or {})
+end
+
 function M.check()
   local h = api()
   local alisio = require('alisio')
@@ -48,7 +63,7 @@ function M.check()
     h.error('the settings are invalid: ' .. vim.trim(out), { "Fix require('alisio').setup({settings = ...}); alisio-lsp's README lists every field" })
   end
   -- The provider: does its model list answer?
-  local p = settings.provider or {}
+  local p = provider_of(cfg.cmd, settings)
   if not p.kind or p.kind == '' then
     h.warn('no provider configured: prompts need one', { "settings = { provider = { kind = 'openai', baseURL = '...', model = '...' } }" })
   elseif vim.fn.executable('curl') ~= 1 then

@@ -147,7 +147,9 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 		t.Errorf("%s: the review took the screen while the user typed:\n%s", ui, typed)
 	}
 	tmux(t, socket, "send-keys", "-t", "0", "Escape")
-	wait("the review, once out of insert mode", func(s string) bool { return strings.Contains(s, "package main // reviewed") && strings.Contains(s, "ga accepts") })
+	wait("the review, once out of insert mode", func(s string) bool {
+		return strings.Contains(s, "package main // reviewed") && strings.Contains(s, "ga accepts")
+	})
 	tmux(t, socket, "send-keys", "-t", "0", "ga")
 	wait("the reply after the accepted edit", func(s string) bool { return strings.Contains(s, "Edited main.go.") })
 	if b, err := os.ReadFile(filepath.Join(ws, "main.go")); err != nil || !strings.Contains(string(b), "// reviewed") {

@@ -60,11 +60,8 @@ func (m *ContextManager) learnOverflow(id string, chars int, e *provider.Context
 	m.measuresMu.Lock()
 	defer m.measuresMu.Unlock()
 	ms := m.measures[id]
-	cpt := ms.apply(b).CharsPerToken
-	if cpt <= 0 || cpt > 4 {
-		cpt = 4
-	}
 	known := ms.apply(b)
+	cpt := known.CharsPerTokenInUse()
 	next := cpt
 	switch {
 	case e.InputTokens > 0: // the provider's count of this very request

@@ -36,10 +36,10 @@ type Budget struct {
 
 // Tokens is chars in tokens: chars/4, or at CharsPerToken when that counts more.
 func (b Budget) Tokens(chars int) int {
-	if b.CharsPerToken <= 0 || b.CharsPerToken >= 4 {
-		return transcript.EstimateTokens(chars)
+	if cpt := b.CharsPerTokenInUse(); cpt < 4 {
+		return int(math.Ceil(float64(chars) / cpt))
 	}
-	return int(math.Ceil(float64(chars) / b.CharsPerToken))
+	return transcript.EstimateTokens(chars)
 }
 
 // CharsPerTokenInUse is the ratio Tokens counts at: 4, or CharsPerToken when lower.

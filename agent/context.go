@@ -114,6 +114,9 @@ type Status struct {
 	Window             int     `json:"window"`
 	WindowSource       string  `json:"windowSource"`
 	Threshold          float64 `json:"threshold"`
+	// CompactsAtTokens is the request size at which the window's compaction fires: Threshold × Window, or
+	// less in a window too small to keep the reply's room (limits.maxOutputTokens) at that point.
+	CompactsAtTokens int `json:"compactsAtTokens"`
 	// WindowFraction and CharsFraction are how far each trigger rule is toward firing (1 = fires).
 	WindowFraction float64 `json:"windowFraction"`
 	CharsFraction  float64 `json:"charsFraction"`
@@ -341,7 +344,7 @@ func (m *ContextManager) statusOf(sess storage.Session, sum viewSummary) Status 
 	st := Status{Session: sess.ID, Messages: sum.viewLen, Epoch: sess.Head.Epoch, UsedChars: sizes.Reducible(), InstructionsChars: sizes.Instructions,
 		TranscriptChars: sizes.Transcript, ToolsChars: sizes.Tools, HardLimit: d.HardLimit,
 		EstimatedTokens: d.RequestTokens, Window: d.Window, WindowSource: d.WindowSource, Threshold: cfg.Compaction.Threshold,
-		WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,
+		CompactsAtTokens: d.CompactsAtTokens, WindowFraction: d.WindowFraction, CharsFraction: d.CharsFraction, Auto: cfg.Compaction.Auto,
 		OverHardLimit: d.OverHardLimit, LastCheckpointPartial: sum.lastPartial, UncertainCalls: sum.uncertain}
 	if sess.Head.Totals != nil {
 		st.Usage = sess.Head.Totals.Usage

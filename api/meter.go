@@ -18,8 +18,14 @@ type Meter struct {
 	TokensSource string `json:"tokensSource"`
 	// LimitTokens is the limit of the rule closest to firing: the model's window, or limits.maxContextChars
 	// (and the tool catalog sent beside it) at about 4 chars a token (Tokens is then estimated the same way).
-	// Compaction starts at about Threshold of it.
+	// Compaction starts at about CompactsAt of it.
 	LimitTokens int `json:"limitTokens"`
+	// CompactsAt is the share of LimitTokens at which compaction starts: the threshold, or less in a window
+	// too small to keep the reply's room (limits.maxOutputTokens) up to the threshold.
+	CompactsAt float64 `json:"compactsAt"`
+	// CompactsAtText says where compaction starts in a sentence: "compaction starts at 75% of the 16k-token
+	// window, before the 85% threshold, so that 4.1k tokens stay free for the reply (limits.maxOutputTokens)".
+	CompactsAtText string `json:"compactsAtText"`
 	// WindowFrom says in words where the window came from (WindowFrom); NextCall what the next model call does
 	// first (NextCall): the editors show these words as they are.
 	WindowFrom string `json:"windowFrom"`
@@ -70,9 +76,21 @@ func MeterOf(st agent.Status) Meter {
 		m.Tokens, m.TokensSource = st.CalibratedTokens, "calibrated"
 	}
 	windowKnown := st.Window > 0 && !strings.HasPrefix(st.WindowSource, "maxContextChars")
+	m.CompactsAt = st.Threshold
+	percent := func(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
 	if windowKnown && st.WindowFraction >= st.CharsFraction {
 		m.LimitTokens = st.Window
+		m.CompactsAtText = fmt.Sprintf("compaction starts at %s of the %s-token window", percent(st.Threshold), Human(st.Window))
+		if at := st.CompactsAtTokens; at > 0 && float64(at) < st.Threshold*float64(st.Window) {
+			m.CompactsAt = float64(at) / float64(st.Window)
+			m.CompactsAtText = fmt.Sprintf("compaction starts at %s of the %s-token window, before the %s threshold, so that %s tokens stay free for the reply (limits.maxOutputTokens)",
+				percent(m.CompactsAt), Human(st.Window), percent(st.Threshold), Human(st.Window-at+1))
+		}
 	} else {
+		m.CompactsAtText = fmt.Sprintf("compaction starts at %s of limits.maxContextChars", percent(st.Threshold))
+		if !windowKnown {
+			m.CompactsAtText += " (the model's window is not known)"
+		}
 		// limits.maxContextChars is the rule closest to firing (or the window is unknown): the meter counts in
 		// estimated tokens (about 4 chars a token) of the hard limit and the tool catalog sent beside it, a
 		// limit that stays put whatever the provider's counts say.

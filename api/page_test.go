@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -95,8 +96,19 @@ func TestMeterOf(t *testing.T) {
 		t.Errorf("chars rule: %+v", m)
 	}
 	// No window known, nothing measured: about 4 chars a token.
-	if m := MeterOf(agent.Status{WindowSource: "maxContextChars", HardLimit: 800_000}); m.LimitTokens != 200_000 {
+	if m := MeterOf(agent.Status{WindowSource: "maxContextChars", HardLimit: 800_000, Threshold: 0.85}); m.LimitTokens != 200_000 ||
+		m.CompactsAt != 0.85 || m.CompactsAtText != "compaction starts at 85% of limits.maxContextChars (the model's window is not known)" {
 		t.Errorf("nothing measured: %+v", m)
+	}
+	// A 16k window keeps 4,096 tokens for the reply from 12,289 on: compaction starts at 75%, not 85%.
+	small := agent.Status{EstimatedTokens: 6_000, Window: 16_384, WindowSource: "config", WindowFraction: 0.49, Threshold: 0.85, CompactsAtTokens: 12_289}
+	if m := MeterOf(small); m.LimitTokens != 16_384 || math.Abs(m.CompactsAt-12_289.0/16_384) > 1e-9 ||
+		m.CompactsAtText != "compaction starts at 75% of the 16k-token window, before the 85% threshold, so that 4.1k tokens stay free for the reply (limits.maxOutputTokens)" {
+		t.Errorf("small window: %+v", m)
+	}
+	small.Window, small.CompactsAtTokens = 128_000, 108_800
+	if m := MeterOf(small); m.CompactsAt != 0.85 || m.CompactsAtText != "compaction starts at 85% of the 128k-token window" {
+		t.Errorf("large window: %+v", m)
 	}
 }
 

@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,20 +22,32 @@ type (
 		edit bool
 		err  error
 	}
-	// editedMsg is the editor's end: the file it edited, what it held before, the checkpoint the edit began
-	// from, and how the editor ended.
+	// editedMsg is the editor's end: the file it edited, what it held when the editor opened it, the
+	// checkpoint in force then (as the editor got it unedited), the checkpoint the edit is saved against, and
+	// how the editor ended.
 	editedMsg struct {
 		session, path, base string
-		before              []byte
+		opened, inForce     []byte
+		openedInfo          os.FileInfo
+		draft               bool
 		err                 error
 	}
-	// checkpointSavedMsg is the daemon's answer to the edited document doc.
+	// checkpointSavedMsg is the daemon's answer to the edited document doc, saved against base.
 	checkpointSavedMsg struct {
-		session string
-		doc     []byte
-		err     error
+		session, base string
+		doc           []byte
+		err           error
 	}
 )
+
+// checkpointDraft is an edit the daemon refused, kept for the next /checkpoint edit: the document and the
+// checkpoint it was written against. stale: it was refused because a newer checkpoint is in force, which the
+// user was shown, so saving it again replaces that one.
+type checkpointDraft struct {
+	doc   []byte
+	base  string
+	stale bool
+}
 
 // checkpointCommand runs /checkpoint [edit]: it reads the session's checkpoint, to show it or to edit it.
 func (m *model) checkpointCommand(arg string) tea.Cmd {
@@ -84,45 +97,76 @@ func (m *model) checkpointRead(msg checkpointMsg) tea.Cmd {
 		indented.Write(msg.res.Editable)
 	}
 	indented.WriteByte('\n')
-	before := indented.Bytes()
-	doc := before
-	if draft, ok := m.checkpointDrafts[msg.res.Session]; ok {
-		doc = draft // the edit the daemon refused, to be mended rather than typed again
+	inForce := indented.Bytes()
+	doc, base := inForce, msg.res.ID
+	draft, isDraft := m.checkpointDrafts[msg.res.Session]
+	if isDraft {
+		// The edit the daemon refused, to be mended rather than typed again, against the checkpoint it was
+		// written for: when a compaction wrote a newer one since, the daemon says so rather than replace it.
+		doc = draft.doc
+		if !draft.stale {
+			base = draft.base
+		}
 	}
 	f, err := os.CreateTemp("", "alisio-checkpoint-*.json") // the user's alone (0600)
+	var info os.FileInfo
 	if err == nil {
 		_, err = f.Write(doc)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 	}
+	if err == nil {
+		info, err = os.Stat(f.Name())
+	}
 	if err != nil {
+		if f != nil {
+			_ = os.Remove(f.Name())
+		}
 		m.say(m.sty.failed.Render("could not write the checkpoint for the editor: " + err.Error()))
 		return nil
 	}
 	name, args := editorCommand()
-	session, path, base := msg.res.Session, f.Name(), msg.res.ID
-	return tea.ExecProcess(exec.Command(name, append(args, path)...), func(err error) tea.Msg {
-		return editedMsg{session: session, path: path, base: base, before: before, err: err}
+	edited := editedMsg{session: msg.res.Session, path: f.Name(), base: base, opened: doc, inForce: inForce, openedInfo: info, draft: isDraft}
+	return tea.ExecProcess(exec.Command(name, append(args, f.Name())...), func(err error) tea.Msg {
+		edited.err = err
+		return edited
 	})
 }
 
-// checkpointEdited sends what the editor saved to the daemon (nothing when it is the checkpoint in force).
+// checkpointEdited sends what the editor saved to the daemon: nothing when the editor quit without saving or
+// saved the checkpoint in force; an emptied file drops a kept edit.
 func (m *model) checkpointEdited(msg editedMsg) tea.Cmd {
 	doc, err := os.ReadFile(msg.path)
+	info, statErr := os.Stat(msg.path)
 	_ = os.Remove(msg.path)
+	kept := ""
+	if msg.draft {
+		kept = " Your earlier edit is still kept: /checkpoint edit opens it again; save it empty to drop it."
+	}
 	switch {
 	case msg.err != nil:
 		name, args := editorCommand()
 		m.say(m.sty.failed.Render(fmt.Sprintf("the editor (%s) failed: %v; VISUAL or EDITOR names the one to use. The checkpoint is unchanged.",
-			strings.Join(append([]string{name}, args...), " "), msg.err)))
+			strings.Join(append([]string{name}, args...), " "), msg.err)) + m.sty.dim.Render(kept))
 		return nil
 	case err != nil:
 		m.say(m.sty.failed.Render("could not read the edited checkpoint: " + err.Error()))
 		return nil
-	case bytes.Equal(bytes.TrimSpace(doc), bytes.TrimSpace(msg.before)):
+	case len(bytes.TrimSpace(doc)) == 0:
+		delete(m.checkpointDrafts, msg.session)
+		if msg.draft {
+			m.say(m.sty.dim.Render("The file was saved empty: your kept edit is dropped, and the checkpoint is unchanged."))
+		} else {
+			m.say(m.sty.dim.Render("The file was saved empty: nothing was saved, and the checkpoint is unchanged."))
+		}
+		return nil
+	case bytes.Equal(bytes.TrimSpace(doc), bytes.TrimSpace(msg.inForce)):
 		delete(m.checkpointDrafts, msg.session)
 		m.say(m.sty.dim.Render("The checkpoint is unchanged: nothing was saved."))
+		return nil
+	case statErr == nil && !written(msg.openedInfo, info) && bytes.Equal(doc, msg.opened):
+		m.say(m.sty.dim.Render("The editor quit without saving: nothing was sent." + kept))
 		return nil
 	}
 	m.busy = "checkpoint"
@@ -131,16 +175,24 @@ func (m *model) checkpointEdited(msg editedMsg) tea.Cmd {
 		// Base: the daemon refuses the save when a compaction or another window wrote a newer checkpoint meanwhile.
 		err := m.client.Call(m.ctx, "alisio/setCheckpoint", api.SetCheckpointParams{SessionRef: api.SessionRef{Session: msg.session},
 			Checkpoint: jsonString(doc), Base: msg.base}, nil)
-		return checkpointSavedMsg{session: msg.session, doc: doc, err: err}
+		return checkpointSavedMsg{session: msg.session, base: msg.base, doc: doc, err: err}
 	}
+}
+
+// written reports whether the file opened as before was written since: replaced (an editor that saves by
+// renaming a new file over it) or modified.
+func written(before, after os.FileInfo) bool {
+	return !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size()
 }
 
 // checkpointSaved says how the save went; a refused edit is kept for the next /checkpoint edit.
 func (m *model) checkpointSaved(msg checkpointSavedMsg) {
 	m.busy, m.adopt = "", true
 	if msg.err != nil {
-		m.checkpointDrafts[msg.session] = msg.doc
-		m.say(m.sty.failed.Render(errorText(msg.err)) + "\n" + m.sty.dim.Render("Your edit is kept: /checkpoint edit opens it again to mend it."))
+		var re *RequestError
+		stale := errors.As(msg.err, &re) && re.Kind() == api.KindCheckpointChanged
+		m.checkpointDrafts[msg.session] = checkpointDraft{doc: msg.doc, base: msg.base, stale: stale}
+		m.say(m.sty.failed.Render(errorText(msg.err)) + "\n" + m.sty.dim.Render("Your edit is kept: /checkpoint edit opens it again to mend it (save it empty to drop it)."))
 		return
 	}
 	delete(m.checkpointDrafts, msg.session)

@@ -126,6 +126,12 @@ func TestRender(t *testing.T) {
 			t.Errorf("meter at %d: %q", width, m)
 		}
 	}
+	// A window too small to keep the reply's room up to the threshold: the meter names the point that fires.
+	small := &api.Status{Meter: api.Meter{Tokens: 3_000, LimitTokens: 16_384, CompactsAt: 0.75}}
+	small.Threshold, small.NextAction = 0.85, "none"
+	if m := meterLine(small, "", "", 120, sty); !strings.Contains(m, "compacts at 75%") {
+		t.Errorf("small window's meter: %q", m)
+	}
 	ctxSt := &api.Status{Status: agent.Status{Session: "0123456789", InstructionsChars: 290, ToolsChars: 2800}}
 	ctxParts := []agent.ContextPart{{Name: "tool output: search (a very long name of a part that goes on)", Chars: 7000}, {Name: "user text", Chars: 87}}
 	for _, width := range []int{50, 80, 120} {

@@ -122,7 +122,7 @@ type model struct {
 	plugins   []config.Plugin
 	memory    bool
 	// checkpointDrafts are the checkpoint edits the daemon refused, by session: /checkpoint edit opens them again.
-	checkpointDrafts map[string][]byte
+	checkpointDrafts map[string]checkpointDraft
 }
 
 // segment is a piece of a turn: text the model wrote, a tool call, or a compaction line.
@@ -174,7 +174,7 @@ func newModel(ctx context.Context, client *Client, opts Options) *model {
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot))
 	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20), follow: true,
 		overrides: Overrides{}, plugins: append([]config.Plugin(nil), opts.Config.Plugins...), memory: opts.Config.Memory.Enabled,
-		checkpointDrafts: map[string][]byte{}}
+		checkpointDrafts: map[string]checkpointDraft{}}
 	return m
 }
 

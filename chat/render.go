@@ -126,7 +126,7 @@ func meterLine(st *api.Status, session, title string, width int, sty styles) str
 		case st.NextAction == "reduce":
 			parts = append(parts, "trims tool outputs before the next call")
 		default:
-			parts = append(parts, fmt.Sprintf("compacts at %.0f%%", 100*st.Threshold))
+			parts = append(parts, fmt.Sprintf("compacts at %.0f%%", 100*st.CompactsAt))
 		}
 		if st.Cache != nil && st.Cache.LastInput > 0 {
 			parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*float64(st.Cache.LastCached)/float64(st.Cache.LastInput)))
@@ -198,11 +198,9 @@ func contextView(parts []agent.ContextPart, st *api.Status, width int) string {
 			source = "calibrated from the provider's counts"
 		}
 		fmt.Fprintf(&b, "Context of session %s: %s of %s tokens (%s).\n", shortID(st.Session), api.Human(st.Tokens), api.Human(st.LimitTokens), source)
-		if strings.HasPrefix(st.WindowSource, "maxContextChars") {
-			fmt.Fprintf(&b, "The model's window is not known: compaction starts past %.0f%% of limits.maxContextChars.\n", 100*st.Threshold)
-		} else {
-			fmt.Fprintf(&b, "Compaction starts past %.0f%% of the %s-token window (%s) or of limits.maxContextChars.\n", 100*st.Threshold,
-				api.Human(st.Window), api.WindowFrom(st.WindowSource))
+		fmt.Fprintf(&b, "%s.\n", capitalize(st.CompactsAtText))
+		if !strings.HasPrefix(st.WindowSource, "maxContextChars") {
+			fmt.Fprintf(&b, "The window is %s tokens, %s.\n", api.Human(st.Window), api.WindowFrom(st.WindowSource))
 		}
 		row(&b, 2, "instructions", st.InstructionsChars)
 		if st.Rules != nil {

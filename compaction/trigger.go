@@ -106,7 +106,8 @@ type Decision struct {
 	RequestTokens int
 	Window        int
 	WindowSource  string
-	// WindowFraction and CharsFraction are how far each rule is toward its threshold (1.0 = fires).
+	// WindowFraction and CharsFraction are how far each rule is toward firing (1.0 = fires): the window's
+	// counts the threshold and, in a known window, the reply reserve, whichever comes first.
 	WindowFraction float64
 	CharsFraction  float64
 	// HardLimit is Budget.HardLimit for this request, and HardLimitByWindow its second result.
@@ -114,6 +115,10 @@ type Decision struct {
 	HardLimitByWindow bool
 	// OverHardLimit reports that instructions + transcript exceed HardLimit (H1).
 	OverHardLimit bool
+	// CompactsAtTokens is the request size in tokens at which the window rule or, in a known window, the
+	// reply-reserve rule fires, whichever comes first: a small window keeps the reply's room before it reaches
+	// the threshold.
+	CompactsAtTokens int
 }
 
 // Decide evaluates the triggers of SPEC §3 in O(1) from running sizes.
@@ -122,16 +127,24 @@ func Decide(s Sizes, b Budget) Decision {
 	d := Decision{RequestTokens: b.Tokens(s.Request()), Window: win, WindowSource: src}
 	windowLimit := b.Threshold * float64(win)
 	charsLimit := b.Threshold * float64(b.MaxContextChars)
-	d.WindowFraction = ratio(float64(d.RequestTokens), windowLimit)
+	thresholdFraction := ratio(float64(d.RequestTokens), windowLimit)
+	d.WindowFraction = thresholdFraction
+	d.CompactsAtTokens = int(math.Ceil(windowLimit))
+	// The reply's room is kept in a real window only: maxContextChars/4 stands in for an unknown window in the
+	// threshold rule (A2), and a small one would otherwise call for a compaction before every call.
+	reserveFires := b.KnownWindow() && d.RequestTokens+b.MaxOutputTokens > win
+	if b.KnownWindow() {
+		reserveAt := win - b.MaxOutputTokens
+		d.CompactsAtTokens = min(d.CompactsAtTokens, max(reserveAt+1, 0))
+		d.WindowFraction = max(thresholdFraction, ratio(float64(d.RequestTokens), float64(reserveAt+1)))
+	}
 	d.CharsFraction = ratio(float64(s.Reducible()), charsLimit)
 	d.HardLimit, d.HardLimitByWindow = b.HardLimit(s.Tools)
 	d.OverHardLimit = s.Reducible() > d.HardLimit
 	switch {
-	case d.WindowFraction >= 1:
+	case thresholdFraction >= 1:
 		d.Compact, d.Rule = true, RuleWindow
-	case b.KnownWindow() && d.RequestTokens+b.MaxOutputTokens > win:
-		// The reply's room is kept in a real window only: maxContextChars/4 stands in for an unknown window in
-		// the threshold rule (A2), and a small one would otherwise call for a compaction before every call.
+	case reserveFires:
 		d.Compact, d.Rule = true, RuleReserve
 	case d.CharsFraction >= 1:
 		d.Compact, d.Rule = true, RuleChars

@@ -1,6 +1,7 @@
 package compaction_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/alisio-lsp/alisio-lsp/compaction"
@@ -39,6 +40,34 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("request tokens %d", d.RequestTokens)
 			}
 		})
+	}
+}
+
+// TestCompactsAt: where the window's compaction starts, and how far the request is toward it. In a window
+// whose reply reserve ends before the threshold, the reserve sets both, so that a meter (and background
+// compaction, which starts short of it) marks the point that fires, not the threshold it never reaches.
+func TestCompactsAt(t *testing.T) {
+	b := compaction.Budget{Threshold: 0.85, MaxContextChars: 800_000, MaxOutputTokens: 4096}
+	for _, tc := range []struct {
+		window, requestTokens, compactsAt int
+		fraction                          float64
+		rule                              compaction.Rule
+	}{
+		{128_000, 54_400, 108_800, 0.5, compaction.RuleNone},             // the threshold comes first
+		{16_384, 6_144, 12_289, 6_144.0 / 12_289, compaction.RuleNone},   // the reserve comes first: 12,288 tokens leave 4,096
+		{16_384, 12_288, 12_289, 12_288.0 / 12_289, compaction.RuleNone}, // one token short of firing
+		{16_384, 12_289, 12_289, 1, compaction.RuleReserve},
+		{0, 85_000, 170_000, 0.5, compaction.RuleNone}, // unknown window: maxContextChars/4 at the threshold, no reserve
+	} {
+		b.Window = tc.window
+		d := compaction.Decide(compaction.Sizes{Transcript: 4 * tc.requestTokens}, b)
+		if d.CompactsAtTokens != tc.compactsAt || math.Abs(d.WindowFraction-tc.fraction) > 1e-9 || d.Rule != tc.rule {
+			t.Errorf("window %d, request %d tokens: compacts at %d, fraction %.6f, rule %q; want %d, %.6f, %q",
+				tc.window, tc.requestTokens, d.CompactsAtTokens, d.WindowFraction, d.Rule, tc.compactsAt, tc.fraction, tc.rule)
+		}
+		if d.Compact != (d.RequestTokens >= d.CompactsAtTokens) {
+			t.Errorf("window %d, request %d tokens: compact %v at %d", tc.window, tc.requestTokens, d.Compact, d.CompactsAtTokens)
+		}
 	}
 }
 

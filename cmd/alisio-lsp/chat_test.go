@@ -80,12 +80,17 @@ func TestChat_InATerminal(t *testing.T) {
 	data, ws := t.TempDir(), t.TempDir()
 	cfg := configFor(t, hs.URL)
 	term := terminal{t: t, socket: fmt.Sprintf("alisio-chat-test-%d", os.Getpid())}
-	// The user's editor, for /checkpoint edit: the first edit gives the goal a number (the daemon refuses it),
-	// the second mends the kept draft.
+	// The user's editor, for /checkpoint edit, one step a run: 1 and 4 give the goal a number (the daemon
+	// refuses it), 2 quits without saving, 3 saves the file empty, 5 mends the kept draft, 6 saves it as it is.
 	editor := filepath.Join(t.TempDir(), "editor.sh")
 	if err := os.WriteFile(editor, []byte(`#!/bin/sh
 n=$(cat "$0.count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.count"
-if [ $n = 1 ]; then sed -i 's/"goal": ".*",/"goal": 5,/' "$1"; else sed -i 's/"goal": 5,/"goal": "Edited in the terminal",/' "$1"; fi
+case $n in
+1|4) sed -i 's/"goal": ".*",/"goal": 5,/' "$1";;
+2) ;;
+3) : > "$1";;
+*) sed -i 's/"goal": 5,/"goal": "Edited in the terminal",/' "$1";;
+esac
 `), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +217,35 @@ if [ $n = 1 ]; then sed -i 's/"goal": ".*",/"goal": 5,/' "$1"; else sed -i 's/"g
 	if !strings.Contains(reread, "⟳ checkpoint") || strings.Contains(reread, "Done: wrote") {
 		t.Errorf("the conversation was not drawn again after the compaction:\n%s", reread)
 	}
-	// The checkpoint, shown; edited in the user's editor: a refused edit says why and is kept, the mended one
-	// is saved, and /checkpoint shows it.
+	// The checkpoint, shown; edited in the user's editor: a refused edit says why and is kept; quitting the
+	// editor sends nothing and keeps it; saving it empty drops it.
 	term.keys("/checkpoint", "Enter")
 	term.waitFor("The checkpoint in force: it replaced")
 	term.keys("/checkpoint edit", "Enter")
 	term.waitFor("Your edit is kept: /checkpoint edit opens it again")
+	term.keys("/checkpoint edit", "Enter")
+	term.waitFor("The editor quit without saving: nothing was sent. Your earlier edit is still kept")
+	term.keys("/checkpoint edit", "Enter")
+	term.waitFor("your kept edit is dropped")
+	// A kept edit stays an edit of the checkpoint it was written against: when the shell writes a newer one
+	// meanwhile, the mended draft is refused rather than replace what it never saw; saved again, once the user
+	// was told, it replaces it.
+	term.keys("/checkpoint edit", "Enter")
+	term.waitFor("Your edit is kept: /checkpoint edit opens it again")
+	get := exec.Command(binary, "--data-dir", data, "--config", cfg, "checkpoint", sessionID)
+	get.Dir = ws
+	doc, err := get.Output()
+	if err != nil {
+		t.Fatalf("checkpoint on the command line: %v", err)
+	}
+	set := exec.Command(binary, "--data-dir", data, "--config", cfg, "checkpoint", sessionID, "--set", "-")
+	set.Dir = ws
+	set.Stdin = strings.NewReader(regexp.MustCompile(`"goal": ".*?",`).ReplaceAllString(string(doc), `"goal": "Set from the shell",`))
+	if out, err := set.CombinedOutput(); err != nil || !strings.Contains(string(out), "is replaced") {
+		t.Fatalf("checkpoint --set on the command line: %v\n%s", err, out)
+	}
+	term.keys("/checkpoint edit", "Enter")
+	term.waitFor("the checkpoint changed since this edit began")
 	term.keys("/checkpoint edit", "Enter")
 	term.waitFor("Checkpoint saved: the next request sends it")
 	term.keys("/checkpoint", "Enter")

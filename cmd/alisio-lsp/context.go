@@ -237,7 +237,11 @@ func (a *app) printStatus(m *agent.ContextManager, id string) error {
 		a.printf("limit       %s chars (limits.maxContextChars)\n", thousands(s.HardLimit))
 	}
 	a.printf("            the session holds %.0f%% of it\n", 100*float64(s.UsedChars)/float64(max(s.HardLimit, 1)))
-	a.printf("compaction  starts past %.0f%% of the window (%s tokens; the request is at %.0f%% of that)", 100*thr, thousands(int(thr*float64(s.Window))), 100*s.WindowFraction)
+	if at := s.CompactsAtTokens; meter.CompactsAt < thr {
+		a.printf("compaction  %s (at %s tokens; the request is at %.0f%% of that)", strings.TrimPrefix(meter.CompactsAtText, "compaction "), thousands(at), 100*s.WindowFraction)
+	} else {
+		a.printf("compaction  starts past %.0f%% of the window (%s tokens; the request is at %.0f%% of that)", 100*thr, thousands(int(thr*float64(s.Window))), 100*s.WindowFraction)
+	}
 	if s.HardLimit >= cfg.Limits.MaxContextChars { // else the window's point comes first
 		a.printf(" or of limits.maxContextChars (%s chars; at %.0f%%)", thousands(int(thr*float64(cfg.Limits.MaxContextChars))), 100*s.CharsFraction)
 	}

@@ -188,7 +188,7 @@ func TestNeovim_MeterPromptCompact(t *testing.T) {
 	}
 	t.Logf("the :AlisioContext view:\n%s", lines(res["context"]))
 	if ctx := lines(res["context"]); !strings.Contains(ctx, "tool catalog") || !strings.Contains(ctx, "Hard limit") ||
-		!strings.Contains(ctx, "Compaction starts past 85% of limits.maxContextChars") || !strings.Contains(ctx, "the tool catalog is sent besides") || !strings.Contains(ctx, "Next model call: ") ||
+		!strings.Contains(ctx, "Compaction starts at 85% of limits.maxContextChars") || !strings.Contains(ctx, "the tool catalog is sent besides") || !strings.Contains(ctx, "Next model call: ") ||
 		!strings.Contains(ctx, "\n  checkpoint   ") || !strings.Contains(ctx, "\nPrompt cache: ") {
 		t.Errorf("context buffer:\n%s", ctx)
 	}

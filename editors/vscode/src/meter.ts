@@ -13,6 +13,12 @@ export function fraction(st: Status): number {
   return Math.max(st.windowFraction || 0, st.charsFraction || 0);
 }
 
+/** The share of limitTokens at which compaction starts: the threshold, or less in a window too small to keep
+ * the reply's room up to it. */
+export function compactsAt(st: Status): number {
+  return st.compactsAt || st.threshold || 1;
+}
+
 /** The colour of the meter: a warning from 75 % of the threshold, an error when something needs the user. */
 export function level(st: Status): Level {
   if (st.overHardLimit || (st.uncertainCalls && st.uncertainCalls.length > 0)) {
@@ -45,7 +51,7 @@ export function used(st: Status): number {
 /** bar draws used(st) in cells, with the compaction threshold as a mark: ▰▰▱▱▱▱▱│▱. */
 export function bar(st: Status, cells = 8): string {
   const full = Math.min(cells, Math.round(used(st) * cells));
-  const mark = Math.round((st.threshold || 1) * cells);
+  const mark = Math.round(compactsAt(st) * cells);
   let out = '';
   for (let i = 0; i < cells; i++) {
     if (i === mark) {
@@ -96,7 +102,7 @@ export function statusText(st: Status, compacting: boolean): string {
 /** The rule closest to firing, in words; the share is the meter's (tokens of limitTokens), so that it agrees
  * with the figures beside it. */
 export function closestRule(st: Status): string {
-  const starts = `compaction starts at ${pct(st.threshold)}`;
+  const starts = st.compactsAtText || `compaction starts at ${pct(st.threshold)}`;
   if ((st.windowFraction || 0) >= (st.charsFraction || 0)) {
     return windowKnown(st)
       ? `the request fills ${pct(used(st))} of the ${human(st.window)}-token window; ${starts}`
@@ -132,7 +138,7 @@ export function tooltip(st: Status): string {
     '',
     `| | |`,
     `|---|---|`,
-    `| tokens | ${human(st.tokens)} of ${human(st.limitTokens)} (${st.tokensSource === 'calibrated' ? "calibrated from the provider's counts" : 'estimated at about 4 chars a token'}); compaction at ${pct(st.threshold)} |`,
+    `| tokens | ${human(st.tokens)} of ${human(st.limitTokens)} (${st.tokensSource === 'calibrated' ? "calibrated from the provider's counts" : 'estimated at about 4 chars a token'}); compaction at ${pct(compactsAt(st))} |`,
     `| chars | ${human(st.usedChars)} of ${human(st.hardLimit)} (instructions ${human(st.instructionsChars)}, transcript ${human(st.transcriptChars)}) |`,
     `| tool catalog | ${human(st.toolsChars)} chars |`,
     ...(st.cache ? [`| prompt cache | ${st.cache.text.replace(/^prompt cache: /, '')} |`] : []),

@@ -18,6 +18,9 @@ export interface Status {
   window: number;
   windowSource: string;
   threshold: number;
+  /** The request size in tokens at which the window's compaction fires (threshold × window, or less in a
+   * window too small to keep the reply's room there). */
+  compactsAtTokens?: number;
   windowFraction: number;
   charsFraction: number;
   nextAction: string;
@@ -34,8 +37,12 @@ export interface Status {
   tokens: number;
   tokensSource: 'calibrated' | 'estimated';
   /** The limit of the rule closest to firing, in tokens (the window, or limits.maxContextChars in tokens);
-   * compaction starts at threshold of it. */
+   * compaction starts at compactsAt of it. */
   limitTokens: number;
+  /** The share of limitTokens at which compaction starts (the threshold, or less in a small window), and the
+   * daemon's sentence saying so. */
+  compactsAt?: number;
+  compactsAtText?: string;
   /** In the daemon's words: where the window came from, and what the next model call does first. */
   windowFrom?: string;
   nextCall?: string;

@@ -19,7 +19,7 @@ import sql from 'highlight.js/lib/languages/sql';
 import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
-import { fraction, human, Status, tokensText, used } from './meter';
+import { compactsAt, fraction, human, Status, tokensText, used } from './meter';
 import { CallOutcome, CallState, Notice } from './protocol';
 
 // The languages code blocks are highlighted in (highlight.js's core with these only keeps the chat's script
@@ -262,8 +262,8 @@ export function header(st: Status | undefined, model: string, title: string): st
   const windowText = st.window && !(st.windowSource || '').startsWith('maxContextChars') ? `${human(st.window)}-token window` : 'window unknown';
   const chars = `${human(st.usedChars)} of ${human(st.hardLimit)} chars` +
     (st.cache ? ` · ${Math.round((100 * st.cache.lastCached) / Math.max(st.cache.lastInput, 1))}% cached` : '');
-  return `<div class="meter ${level}" title="${esc(chars)}; compaction starts at the mark (${Math.round((st.threshold || 0) * 100)}%)"><div class="bar"><div class="fill" data-pct="${Math.min(pct, 100)}"></div>` +
-    `<div class="mark" data-pct="${Math.round((st.threshold || 0) * 100)}"></div></div>` +
+  return `<div class="meter ${level}" title="${esc(chars)}; compaction starts at the mark (${Math.round(compactsAt(st) * 100)}%)"><div class="bar"><div class="fill" data-pct="${Math.min(pct, 100)}"></div>` +
+    `<div class="mark" data-pct="${Math.round(compactsAt(st) * 100)}"></div></div>` +
     `<span class="pct">${st.overHardLimit ? 'over limit' : `${tokensText(st).replace('/', ' / ')} tokens`}</span></div>` +
     `<div class="meta">${esc(title)} · ${esc(model || '?')} · ${windowText} · ${chars}</div>` +
     `<div class="actions">${actions}</div>`;

@@ -42,6 +42,17 @@ test('over the hard limit: text and colour say so; an unknown window is shown as
   assert.doesNotMatch(meter.contextBreakdown(u, [], []), /200k-token/);
 });
 
+test('a window too small to keep the reply\'s room up to the threshold: the mark and the words move to where compaction starts', () => {
+  // 8k window, 4,096 tokens kept for the reply: compaction starts at 3,905 tokens, 49% of the window, not 85%.
+  const small = { ...base, window: 8000, tokens: 2000, limitTokens: 8000, windowFraction: 0.51, compactsAtTokens: 3905, compactsAt: 0.488,
+    compactsAtText: 'compaction starts at 49% of the 8k-token window, before the 85% threshold, so that 4.1k tokens stay free for the reply (limits.maxOutputTokens)' };
+  assert.strictEqual(meter.statusText(small, false), '$(pulse) Alisio ▰▰▱▱│▱▱▱▱ 2k/8k');
+  assert.match(meter.tooltip(small), /compaction at 49%/);
+  assert.match(meter.tooltip(small), /before the 85% threshold, so that 4.1k tokens stay free for the reply/);
+  assert.strictEqual(meter.level(small), 'ok');
+  assert.strictEqual(meter.level({ ...small, tokens: 3100, windowFraction: 0.79 }), 'warning');
+});
+
 test("the tooltip's share is the share of its own token figures (calibrated), not the estimate's", () => {
   // The provider counted 1,150 tokens where chars/4 estimated 960 (windowFraction 0.07 of the 85% point).
   const st = { ...base, tokens: 1150, tokensSource: 'calibrated', limitTokens: 16000, window: 16000, windowFraction: 0.0706, charsFraction: 0.01, threshold: 0.85 };

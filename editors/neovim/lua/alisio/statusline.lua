@@ -6,12 +6,13 @@ local M = {}
 
 local frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
---- bar draws the request's share of the limit in cells, with the compaction threshold as a mark: ▰▰▱▱▱▱▱│▱.
+--- bar draws the request's share of the limit in cells, with where compaction starts as a mark: ▰▰▱▱▱▱▱│▱
+--- (the threshold, or earlier in a window too small to keep the reply's room up to it).
 function M.bar(st, cells)
   cells = cells or 8
   local used = (st.limitTokens or 0) > 0 and (st.tokens or 0) / st.limitTokens or util.fraction(st) * (st.threshold or 1)
   local full = math.min(cells, math.floor(used * cells + 0.5))
-  local mark = math.floor((st.threshold or 1) * cells + 0.5)
+  local mark = math.floor((st.compactsAt or st.threshold or 1) * cells + 0.5)
   local out = {}
   for i = 0, cells - 1 do
     if i == mark then

@@ -58,6 +58,11 @@ function M.human(n)
   return n and chat.human(n) or '?'
 end
 
+--- capitalize is s with its first letter in upper case.
+function M.capitalize(s)
+  return (s:gsub('^%l', string.upper))
+end
+
 --- fraction is the share of the compaction threshold in use: the closer of the two rules (window, chars).
 function M.fraction(st)
   return math.max(st.windowFraction or 0, st.charsFraction or 0)

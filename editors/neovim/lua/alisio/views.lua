@@ -129,6 +129,7 @@ function M.context()
     end
     local total = (st.usedChars or 0) + (st.toolsChars or 0)
     local unknown_window = (st.windowSource or ''):find('^maxContextChars') ~= nil
+    local starts = st.compactsAtText or string.format('compaction starts at %.0f%% of the window or of limits.maxContextChars', (st.threshold or 0) * 100)
     -- One row a part: its name, its size, then its share of the request as a bar (20 cells: the row fits a
     -- half-width window, and a narrower one cuts the bar, not the name).
     local function row(name, chars)
@@ -147,13 +148,11 @@ function M.context()
       '',
       string.format('Hard limit: %s of %s chars (instructions and transcript; the tool catalog is sent besides).',
         util.human(st.usedChars), util.human(st.hardLimit)),
-      unknown_window and string.format("%s tokens (%s); the model's window is unknown. Compaction starts past %.0f%% of "
-          .. 'limits.maxContextChars (the session is at %.0f%% of that point).', util.human(st.tokens), st.tokensSource or 'estimated', (st.threshold or 0) * 100,
-          (st.charsFraction or 0) * 100)
-        or string.format('%s tokens (%s) of a %s-token window (%s): the request fills %.0f%% of it. Compaction starts past '
-          .. '%.0f%% of the window or of limits.maxContextChars (at %.0f%% of that point).', util.human(st.tokens), st.tokensSource or 'estimated',
-          util.human(st.window), st.windowFrom or st.windowSource or '?', 100 * (st.tokens or 0) / math.max(st.window or 1, 1),
-          (st.threshold or 0) * 100, (st.charsFraction or 0) * 100),
+      unknown_window and string.format("%s tokens (%s); the model's window is unknown. %s (the session is at %.0f%% of that point).",
+          util.human(st.tokens), st.tokensSource or 'estimated', util.capitalize(starts), (st.charsFraction or 0) * 100)
+        or string.format('%s tokens (%s) of a %s-token window (%s): the request fills %.0f%% of it. %s (at %.0f%% of that point).',
+          util.human(st.tokens), st.tokensSource or 'estimated', util.human(st.window), st.windowFrom or st.windowSource or '?',
+          100 * (st.tokens or 0) / math.max(st.window or 1, 1), util.capitalize(starts), 100 * math.max(st.windowFraction or 0, st.charsFraction or 0)),
       'Next model call: ' .. (st.nextCall or ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
         and 'trims large tool outputs to fit' or 'sends as is')) .. '.',
     }

@@ -107,10 +107,23 @@ func TestAgent_SuffixSummaryFallsBack(t *testing.T) {
 // TestAgent_BackgroundCompaction: once a turn ends with the request near the trigger, the next compaction's
 // summary is written in the background; the automatic compaction then takes it (no second summarizer call for
 // that span, the event says so) and replaces exactly its span, keeping what came after. A manual compaction
-// throws a waiting one away.
+// throws a waiting one away. In a window too small to keep the reply's room up to the threshold the reply
+// reserve fires first, and the background summary starts short of that point, not of the threshold.
 func TestAgent_BackgroundCompaction(t *testing.T) {
-	cfg := config.Default()
-	cfg.Limits.MaxContextChars = 24_000
+	t.Run("maxContextChars", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Limits.MaxContextChars = 24_000
+		backgroundCompaction(t, cfg)
+	})
+	t.Run("reply reserve", func(t *testing.T) {
+		cfg := config.Default()
+		// 12,288 tokens with 6,144 kept for the reply: the reserve fires at 50 %, long before 85 %.
+		cfg.Provider.ContextWindow, cfg.Limits.MaxOutputTokens = 12_288, 6_144
+		backgroundCompaction(t, cfg)
+	})
+}
+
+func backgroundCompaction(t *testing.T, cfg config.Config) {
 	var replies []providertest.Reply
 	for i := 0; i < 12; i++ {
 		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: fmt.Sprintf("r%d", i), Name: "read_file", Arguments: `{"path":"big.txt"}`}}},

@@ -404,11 +404,7 @@ func (m *model) turnDone(msg turnDoneMsg) {
 		m.session = msg.res.Session
 	}
 	if msg.res.Reply != "" {
-		// The reply is whole here, while its last deltas may still be on their way: it replaces them.
-		if n := len(m.turn); n > 0 && m.turn[n-1].text != nil {
-			m.turn[n-1].text.Reset()
-		}
-		m.appendText(msg.res.Reply)
+		m.settleReply(msg.res.Reply)
 	}
 	for _, s := range m.turn {
 		if s.call != nil && !s.call.done {
@@ -518,6 +514,30 @@ func (m *model) event(ev api.Event) {
 	}
 }
 
+// settleReply puts the whole reply in place of its streamed text, whose last deltas may still be on their
+// way: the text after the turn's last tool call, in its first piece, even when a note (a compaction starting
+// in the background) came after it or split it.
+func (m *model) settleReply(reply string) {
+	from := len(m.turn)
+	for from > 0 && m.turn[from-1].call == nil {
+		from--
+	}
+	placed := false
+	for _, s := range m.turn[from:] {
+		if s.text == nil {
+			continue
+		}
+		s.text.Reset()
+		if !placed {
+			s.text.WriteString(reply)
+			placed = true
+		}
+	}
+	if !placed {
+		m.appendText(reply)
+	}
+}
+
 func (m *model) appendText(text string) {
 	if n := len(m.turn); n == 0 || m.turn[n-1].text == nil {
 		m.turn = append(m.turn, segment{text: &strings.Builder{}})
@@ -558,7 +578,7 @@ func (m *model) drawSegments(segs []segment, final bool) string {
 		case s.call != nil:
 			parts = append(parts, s.call.line(spin, m.sty))
 		case s.note != "":
-			parts = append(parts, m.sty.dim.Render(s.note))
+			parts = append(parts, m.wrap(m.sty.dim.Render(s.note)))
 		case s.text != nil && strings.TrimSpace(s.text.String()) != "":
 			if final {
 				parts = append(parts, m.markdown(s.text.String()))

@@ -221,6 +221,24 @@ func TestNotice(t *testing.T) {
 	}
 }
 
+// TestKeysWhileAsked: while a question waits for y or n, another key is not lost without a word: the notice
+// says what the question takes; PgUp still scrolls back, and the input keeps nothing typed meanwhile.
+func TestKeysWhileAsked(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.resize(80, 20)
+	m.approvals = []Approval{{ApproveParams: api.ApproveParams{Kind: api.ApproveCommand, Command: "go test ./..."}}}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("h")})
+	if !strings.Contains(m.notice, "y allows, n declines") || m.input.Value() != "" || len(m.approvals) != 1 {
+		t.Errorf("a key while asked: notice %q, input %q, %d questions", m.notice, m.input.Value(), len(m.approvals))
+	}
+	if _, handled := m.key(tea.KeyMsg{Type: tea.KeyPgUp}); !handled || len(m.approvals) != 1 {
+		t.Errorf("PgUp while asked: handled %v, %d questions", handled, len(m.approvals))
+	}
+	if !strings.Contains(m.View(), "y allows, n declines") {
+		t.Errorf("the notice is not on screen:\n%s", m.View())
+	}
+}
+
 // TestCommandErrorsStay: a slash command refused after it was sent (its line is gone from the input) answers
 // in the conversation, where it stays, not only in the notice the next key clears.
 func TestCommandErrorsStay(t *testing.T) {

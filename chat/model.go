@@ -269,10 +269,13 @@ func (m *model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 				verdict = "allowed"
 			}
 			m.answered(a, verdict)
+			m.notice = ""
 			return func() tea.Msg { _ = a.Answer(m.ctx, approved); return nil }, true
-		case "ctrl+c":
+		case "ctrl+c", "pgup", "pgdown": // stop the turn, or scroll back to decide
 		default:
-			return nil, true // the question waits for y or n
+			// The question waits for y or n; what else is typed is not the input's, and the user is told.
+			m.notice = "Answer the question first: y allows, n declines (Ctrl-C stops the turn; PgUp scrolls back)."
+			return nil, true
 		}
 	}
 	switch k.String() {

@@ -379,12 +379,12 @@ func (m *ContextManager) NewSession(title, workspace string) (storage.Session, e
 // newRecord is the record a new session of workspace starts from, not yet stored.
 func (m *ContextManager) newRecord(title, workspace string) (storage.Session, error) {
 	sess := storage.Session{Title: title, Workspace: workspace}
-	if m.Settings().Memory.Enabled {
+	if cfg := m.Settings(); cfg.Memory.Enabled {
 		ms, err := m.Store.Memories(workspace)
 		if err != nil {
 			return storage.Session{}, err
 		}
-		if text := plugins.Render(ms); text != "" {
+		if text, _ := plugins.Render(ms, cfg.Memory.MaxChars); text != "" {
 			sess.Instructions = []string{text}
 		}
 	}

@@ -185,10 +185,13 @@ type MemoriesParams struct {
 	Delete string `json:"delete"`
 }
 
-// MemoriesResult is the workspace's memories.
+// MemoriesResult is the workspace's memories, oldest first; Sent is how many of them (the newest) a request
+// sends within memory.maxChars, MaxChars that setting.
 type MemoriesResult struct {
 	Workspace string           `json:"workspace"`
 	Memories  []storage.Memory `json:"memories"`
+	Sent      int              `json:"sent"`
+	MaxChars  int              `json:"maxChars"`
 }
 
 // StatusParams are alisio/status's.

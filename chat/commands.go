@@ -21,6 +21,7 @@ var commandHelp = []struct{ name, usage, help string }{
 	{"undo", "/undo", "undo the last compaction (again: the one before)"},
 	{"context", "/context", "what fills the context: its parts, and the meter"},
 	{"checkpoint", "/checkpoint [edit]", "the checkpoint in force; edit opens it as JSON in $VISUAL or $EDITOR, and what you save there replaces it (/undo puts the one before back)"},
+	{"memories", "/memories [delete N|ID]", "what the memory plugin saved for this workspace (new sessions start with it); delete one by its number or ID"},
 	{"mcps", "/mcps", "the MCP servers and their tools"},
 	{"plugins", "/plugins [enable|disable NAME]", "the compaction plugins; turn one on or off for this chat"},
 	{"settings", "/settings [KEY [VALUE]]", "the settings in force and what this chat changed; set one (/settings limits.maxContextChars 60000), or drop the change (KEY alone)"},

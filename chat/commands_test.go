@@ -239,6 +239,19 @@ func TestKeysWhileAsked(t *testing.T) {
 	}
 }
 
+// TestTextArrivingAtOnce: characters that arrive together are text, even when they spell a key's name
+// ("delete", "enter", "up"): over a slow link a typed word comes in one read.
+func TestTextArrivingAtOnce(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.resize(80, 20)
+	for _, word := range []string{"/memories", " ", "delete", " ", "1", " ", "enter", " ", "up", " ", "ctrl+d"} {
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(word)})
+	}
+	if got := m.input.Value(); got != "/memories delete 1 enter up ctrl+d" || m.quitting {
+		t.Errorf("the input holds %q (quitting %v)", got, m.quitting)
+	}
+}
+
 // TestCommandErrorsStay: a slash command refused after it was sent (its line is gone from the input) answers
 // in the conversation, where it stays, not only in the notice the next key clears.
 func TestCommandErrorsStay(t *testing.T) {

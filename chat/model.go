@@ -243,8 +243,14 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	var cmd tea.Cmd
 	typedBefore := m.input.Value()
-	m.input, cmd = m.input.Update(msg)
-	cmds = append(cmds, cmd)
+	if k, ok := msg.(tea.KeyMsg); ok && k.Type == tea.KeyRunes && len(k.Runes) > 1 {
+		// Characters that arrive together (typed over a slow link, or pasted where the terminal does not mark
+		// pastes) are text: the textarea would read a word such as "delete" or "up" as that key.
+		m.input.InsertString(string(k.Runes))
+	} else {
+		m.input, cmd = m.input.Update(msg)
+		cmds = append(cmds, cmd)
+	}
 	if m.input.Value() != typedBefore && !m.stopping {
 		m.notice = "" // a notice about what was typed (a mistyped command, Ctrl-C's) is over once the input changes
 	}
@@ -277,6 +283,9 @@ func (m *model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 			m.notice = "Answer the question first: y allows, n declines (Ctrl-C stops the turn; PgUp scrolls back)."
 			return nil, true
 		}
+	}
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 {
+		return nil, false // text that arrived at once, even a word such as "enter": the input's
 	}
 	switch k.String() {
 	case "ctrl+c":
@@ -959,7 +968,7 @@ func (m *model) command(c Command) tea.Cmd {
 	case "checkpoint":
 		return m.checkpointCommand(c.Arg)
 	}
-	if m.session == "" && c.Name != "mcps" && c.Name != "context" {
+	if m.session == "" && c.Name != "mcps" && c.Name != "context" && c.Name != "memories" {
 		m.notice = "this session has no messages yet: send one first"
 		return nil
 	}
@@ -1003,6 +1012,8 @@ func (m *model) command(c Command) tea.Cmd {
 				return commandDoneMsg{err: err}
 			}
 			return commandDoneMsg{text: contextView(parts.Parts, &st, width)}
+		case "memories":
+			return m.memoriesCommand(ctx, c.Arg, width)
 		case "mcps":
 			var d api.ToolsResult
 			err := m.client.Call(ctx, "alisio/tools", api.ToolsParams{}, &d)

@@ -123,6 +123,9 @@ type MCPServer struct {
 type Memory struct {
 	// Enabled saves durable memories at each compaction and starts new sessions with them. Default true.
 	Enabled bool `json:"enabled"`
+	// MaxChars bounds the memories a request sends: the newest that fit; the older ones stay stored (and
+	// listed). Default 4000.
+	MaxChars int `json:"maxChars"`
 }
 
 // PluginHooks configures compaction hooks.
@@ -169,7 +172,7 @@ func Default() Config {
 		ProjectRules: ProjectRules{Files: []string{"AGENTS.md", "CLAUDE.md"}, MaxChars: 32_000},
 		Limits:       Limits{MaxContextChars: 800_000, MaxOutputTokens: 4096, MaxStepsPerTurn: 100},
 		PluginHooks:  PluginHooks{TimeoutMs: 5000},
-		Memory:       Memory{Enabled: true},
+		Memory:       Memory{Enabled: true, MaxChars: 4000},
 	}
 }
 
@@ -510,6 +513,7 @@ func (c *Config) Validate() error {
 	check(c.Limits.MaxOutputTokens >= 1 && c.Limits.MaxOutputTokens <= 1_000_000, "limits.maxOutputTokens", c.Limits.MaxOutputTokens, "1–1000000")
 	check(c.Limits.MaxTokens >= 0, "limits.maxTokens", c.Limits.MaxTokens, "0 (no cap) or more")
 	check(c.Limits.MaxStepsPerTurn >= 0 && c.Limits.MaxStepsPerTurn <= 100_000, "limits.maxStepsPerTurn", c.Limits.MaxStepsPerTurn, "0 (no cap) or 1–100000")
+	check(c.Memory.MaxChars >= 1000 && c.Memory.MaxChars <= 100_000, "memory.maxChars", c.Memory.MaxChars, "1000–100000 (a memory holds up to 400)")
 	check(c.PluginHooks.TimeoutMs >= 1 && c.PluginHooks.TimeoutMs <= 600_000, "pluginHooks.timeoutMs", c.PluginHooks.TimeoutMs, "1–600000")
 	check(c.Provider.ContextWindow >= 0, "provider.contextWindow", c.Provider.ContextWindow, "0 (discover) or more")
 	check(validKind(c.Provider.Kind), "provider.kind", quote(c.Provider.Kind), `"openai" or "anthropic"`)

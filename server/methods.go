@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
+	"github.com/alisio-lsp/alisio-lsp/agent/plugins"
 	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -295,7 +296,9 @@ func (s *Server) memories(_ context.Context, ag *agent.Agent, p *api.MemoriesPar
 	if ms == nil {
 		ms = []storage.Memory{}
 	}
-	return &api.MemoriesResult{Workspace: ws, Memories: ms}, nil
+	limit := ag.Settings().Memory.MaxChars
+	_, sent := plugins.Render(ms, limit)
+	return &api.MemoriesResult{Workspace: ws, Memories: ms, Sent: sent, MaxChars: limit}, nil
 }
 
 // statusRequest is the meter of the session (the workspace's most recent when none is given); with

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -22,7 +23,13 @@ const memoriesField = "memories"
 // with them (Prompt reads them into the session's instructions).
 type Memory struct {
 	Store *storage.Store
+	// MaxChars bounds what the memories send (memory.maxChars): the newest that fit.
+	MaxChars int
 }
+
+// MaxMemoryChars is the longest memory saved: a longer one is cut (a memory is one short sentence; a model
+// that writes a page there would otherwise send it with every request of every later session).
+const MaxMemoryChars = 400
 
 // Name is "memory".
 func (m *Memory) Name() string { return MemoryName }
@@ -45,6 +52,9 @@ func (m *Memory) AfterCompact(_ context.Context, in compaction.HookInput) (compa
 			return compaction.AfterResult{}, fmt.Errorf("reading the memories field: %w", err)
 		}
 	}
+	for i, t := range texts {
+		texts[i] = cut(strings.TrimSpace(t), MaxMemoryChars)
+	}
 	added, err := m.Store.AddMemories(in.Workspace, in.Session, texts)
 	if err != nil {
 		return compaction.AfterResult{}, err
@@ -53,22 +63,64 @@ func (m *Memory) AfterCompact(_ context.Context, in compaction.HookInput) (compa
 	if err != nil {
 		return compaction.AfterResult{}, err
 	}
-	return compaction.AfterResult{InjectContext: Render(all),
-		Report: &compaction.PluginReport{Summary: fmt.Sprintf("saved %d new memor%s (%d for this workspace)", len(added), plural(len(added)), len(all))}}, nil
+	text, sent := Render(all, m.MaxChars)
+	summary := fmt.Sprintf("saved %d new memor%s (%d for this workspace)", len(added), plural(len(added)), len(all))
+	if sent < len(all) {
+		summary = fmt.Sprintf("saved %d new memor%s (%d for this workspace; the newest %d fit memory.maxChars and are sent)", len(added), plural(len(added)), len(all), sent)
+	}
+	return compaction.AfterResult{InjectContext: text, Report: &compaction.PluginReport{Summary: summary}}, nil
 }
 
-// Render lists memories as the model reads them ("" when there are none).
-func Render(ms []storage.Memory) string {
-	if len(ms) == 0 {
-		return ""
+// Render lists memories (oldest first) as the model reads them, within maxChars (0: no bound): the newest
+// that fit, with a line saying how many older ones were left out. sent is how many it lists; "" when none.
+func Render(ms []storage.Memory, maxChars int) (text string, sent int) {
+	const head = "Memories of this workspace, saved from earlier work (keep following them unless the user says otherwise):"
+	left := func(n int) string {
+		return fmt.Sprintf("\n(%d older memor%s of this workspace are not listed here.)", n, plural(n))
+	}
+	size := func(from int) int {
+		n := len(head)
+		for _, m := range ms[from:] {
+			n += len("\n- ") + len(m.Text)
+		}
+		return n
+	}
+	from := 0
+	if maxChars > 0 && size(0) > maxChars {
+		// The newest that fit beside the line saying how many were left out.
+		budget, n := maxChars-len(left(len(ms))), len(head)
+		for from = len(ms); from > 0 && n+len("\n- ")+len(ms[from-1].Text) <= budget; from-- {
+			n += len("\n- ") + len(ms[from-1].Text)
+		}
+	}
+	if from == len(ms) {
+		return "", 0
 	}
 	var b strings.Builder
-	b.WriteString("Memories of this workspace, saved from earlier work (keep following them unless the user says otherwise):")
-	for _, m := range ms {
+	b.WriteString(head)
+	for _, m := range ms[from:] {
 		b.WriteString("\n- ")
 		b.WriteString(m.Text)
 	}
-	return b.String()
+	if from > 0 {
+		b.WriteString(left(from))
+	}
+	return b.String(), len(ms) - from
+}
+
+// cut is text up to limit bytes, ended at a word with "…" when longer.
+func cut(text string, limit int) string {
+	if len(text) <= limit {
+		return text
+	}
+	end := strings.LastIndexByte(text[:limit-len("…")], ' ')
+	if end < limit/2 {
+		end = limit - len("…")
+		for end > 0 && !utf8.RuneStart(text[end]) {
+			end--
+		}
+	}
+	return strings.TrimRight(text[:end], " ,;:") + "…"
 }
 
 func plural(n int) string {

@@ -21,7 +21,7 @@ func FromSettings(cfg config.Config, store *storage.Store) []compaction.Plugin {
 	timeout := time.Duration(cfg.PluginHooks.TimeoutMs) * time.Millisecond
 	var out []compaction.Plugin
 	if cfg.Memory.Enabled && store != nil {
-		out = append(out, Guard(&Memory{Store: store}, timeout))
+		out = append(out, Guard(&Memory{Store: store, MaxChars: cfg.Memory.MaxChars}, timeout))
 	}
 	for _, p := range cfg.Plugins {
 		if !p.Disabled {

@@ -54,6 +54,22 @@ func (term terminal) wait(what string, ok func(screen string) bool) string {
 	}
 }
 
+// sendWhenFree sends line, and sends it again while the chat asks to wait for its own work to end (it reads
+// the session again after a change made elsewhere), until want is on screen: what a user does.
+func (term terminal) sendWhenFree(line, want string) string {
+	term.t.Helper()
+	term.keys(line, "Enter")
+	return term.wait(fmt.Sprintf("%q", want), func(s string) bool {
+		if strings.Contains(s, want) {
+			return true
+		}
+		if strings.Contains(s, "wait for the ") && strings.Contains(s, "› "+line) {
+			term.keys("Enter") // the line is still in the input
+		}
+		return false
+	})
+}
+
 func (term terminal) waitFor(text string) string {
 	term.t.Helper()
 	return term.wait(fmt.Sprintf("%q", text), func(s string) bool { return strings.Contains(s, text) })
@@ -79,6 +95,7 @@ func TestChat_InATerminal(t *testing.T) {
 	defer hs.Close()
 	data, ws := t.TempDir(), t.TempDir()
 	cfg := configFor(t, hs.URL)
+	seedMemories(t, data, ws, "Tests run with make test.")
 	term := terminal{t: t, socket: fmt.Sprintf("alisio-chat-test-%d", os.Getpid())}
 	// The user's editor, for /checkpoint edit, one step a run: 1 and 4 give the goal a number (the daemon
 	// refuses it), 2 quits without saving, 3 saves the file empty, 5 mends the kept draft, 6 saves it as it is.
@@ -244,12 +261,18 @@ esac
 	if out, err := set.CombinedOutput(); err != nil || !strings.Contains(string(out), "is replaced") {
 		t.Fatalf("checkpoint --set on the command line: %v\n%s", err, out)
 	}
-	term.keys("/checkpoint edit", "Enter")
-	term.waitFor("the checkpoint changed since this edit began")
+	term.sendWhenFree("/checkpoint edit", "the checkpoint changed since this edit began")
 	term.keys("/checkpoint edit", "Enter")
 	term.waitFor("Checkpoint saved: the next request sends it")
 	term.keys("/checkpoint", "Enter")
 	term.waitFor("Edited in the terminal")
+	// The workspace's memories, through the daemon: listed, one deleted by its number.
+	term.keys("/memories", "Enter")
+	term.waitFor("1. Tests run with make test.")
+	term.keys("/memories delete 1")
+	term.waitFor("› /memories delete 1")
+	term.keys("Enter")
+	term.waitFor(`Deleted the memory "Tests run with make test."`)
 	term.keys("/exit", "Enter")
 	term.waitFor("the session works in " + ws)
 	term.waitFor("CHAT-EXIT=0")

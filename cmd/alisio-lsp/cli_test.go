@@ -778,6 +778,21 @@ func TestCLI_Memories(t *testing.T) {
 	if _, errOut, code := cli(t, data, "", "memories", "delete", "nope", "--workspace", ws); code != 1 || !strings.Contains(errOut, "no memory") {
 		t.Fatalf("deleting an unknown memory: %d %s", code, errOut)
 	}
+	// More than memory.maxChars (4000) holds: all are listed, and the list says how many a request sends.
+	var many []string
+	for i := range 80 {
+		many = append(many, fmt.Sprintf("Convention %02d: the handlers of package api return typed errors.", i))
+	}
+	if st, err = storage.OpenDataDir(data, storage.DefaultOptions("")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddMemories(ws, "s1", many); err != nil || st.Close() != nil {
+		t.Fatal(err)
+	}
+	out = mustCLI(t, data, "memories", "list", "--workspace", ws)
+	if !strings.Contains(out, "Convention 00") || !regexp.MustCompile(`send the newest \d+ of these 81 \(memory.maxChars 4000\)`).MatchString(out) {
+		t.Fatalf("a long list: %s", out)
+	}
 }
 
 // openAITurns writes an OpenAI transcript with one turn per entry of turns ({calls, size}): that many read_file
@@ -1030,5 +1045,17 @@ func TestCLI_ContextNamesTheProjectRules(t *testing.T) {
 	id := strings.TrimSpace(mustCLI(t, data, "sessions", "import", "--workspace", ws, file))
 	if out := mustCLI(t, data, "context", id); !strings.Contains(out, "\nrules       AGENTS.md: ") {
 		t.Fatalf("context does not name AGENTS.md:\n%s", out)
+	}
+}
+
+// seedMemories stores texts as memories of workspace ws in the store of data, as the memory plugin would.
+func seedMemories(t *testing.T, data, ws string, texts ...string) {
+	t.Helper()
+	st, err := storage.OpenDataDir(data, storage.DefaultOptions(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddMemories(ws, "s0", texts); err != nil || st.Close() != nil {
+		t.Fatal(err)
 	}
 }

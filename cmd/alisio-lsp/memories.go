@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/alisio-lsp/alisio-lsp/agent/plugins"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
@@ -33,8 +34,14 @@ func (a *app) memoriesCommand() *cobra.Command {
 					}
 					a.printf("%s  %s  %s\n", m.ID, m.CreatedAt.Local().Format("2006-01-02 15:04"), m.Text)
 				}
-				if len(ms) == 0 && !a.jsonOut {
+				if a.jsonOut {
+					return nil
+				}
+				if len(ms) == 0 {
 					a.printf("no memories for %s\n", resolve())
+				} else if _, sent := plugins.Render(ms, a.cfg.Memory.MaxChars); sent < len(ms) {
+					a.printf("new sessions and compactions send the newest %d of these %d (memory.maxChars %d); the older ones stay stored until deleted\n",
+						sent, len(ms), a.cfg.Memory.MaxChars)
 				}
 				return nil
 			})

@@ -550,6 +550,9 @@ func TestNeovim_ReviewAndUndo(t *testing.T) {
 	if res["new_exists"] != false || res["tabs_after_turn"] != float64(1) {
 		t.Errorf("the rejected file exists: %v; tabs after the turn: %v", res["new_exists"], res["tabs_after_turn"])
 	}
+	if chat := lines(res["chat_in_review"]); !strings.Contains(chat, "· running…\n  ⏸ waits for your review: ga accepts, gr rejects") {
+		t.Errorf("the chat while the edit waits for its review:\n%s", chat)
+	}
 	if lines(res["main_after_undo"]) != "package main" {
 		t.Errorf("main.go's buffer after :AlisioUndoTurn: %q", lines(res["main_after_undo"]))
 	}

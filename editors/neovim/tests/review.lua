@@ -7,9 +7,11 @@ local ws = os.getenv('ALISIO_WS')
 vim.cmd('edit ' .. ws .. '/main.go')
 local main = vim.api.nvim_get_current_buf()
 H.wait(10000, function() return alisio.client_id() ~= nil and vim.lsp.get_client_by_id(alisio.client_id()).initialized end, 'the client')
+vim.cmd('Alisio') -- the chat, open while the turn runs: the call's line says it waits for the review
 vim.cmd('AlisioPrompt mark main')
 H.wait(15000, function() return alisio.review() ~= nil end, 'the edit to review')
 H.record('edit_review', alisio.review())
+H.record('chat_in_review', vim.api.nvim_buf_get_lines(require('alisio.chat').buf(), 0, -1, false))
 H.record('tabs', #vim.api.nvim_list_tabpages())
 local wins = vim.api.nvim_tabpage_list_wins(0)
 local diff = {}

@@ -59,6 +59,11 @@ local deferred
 --- ask shows the question of an alisio/approve notification. While the user types (insert mode) it waits for
 --- them to leave insert mode, saying so: opening its tab then would take the keys that follow.
 function M.ask(p)
+  if not p.noted and state.turn then
+    -- The call's line in the chat says running…: it waits for the user, and the chat says so under it.
+    p.noted = true
+    require('alisio.chat').append_lines({ '  ⏸ waits for your review: ga accepts, gr rejects (:AlisioAccept, :AlisioReject)' })
+  end
   local mode = vim.api.nvim_get_mode().mode
   if mode:sub(1, 1) == 'i' or mode:sub(1, 1) == 'R' then
     deferred = p

@@ -161,14 +161,14 @@ func TestSummary(t *testing.T) {
 		e    compaction.Event
 		want string
 	}{
-		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 412_000, AfterChars: 31_000, SpanMessages: 118, SpanChars: 390_000,
-			CheckpointChars: 9_100, Plugins: []compaction.PluginReport{{Plugin: "memory", Summary: "saved 2 new memories"}}},
-			"compacted 118 messages, 390k → 9.1k chars; the request is now 31k chars (was 412k); memory: saved 2 new memories"},
+		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 412_000, AfterChars: 31_000, BeforeTokens: 104_500, AfterTokens: 8_250, SpanMessages: 118,
+			SpanChars: 390_000, CheckpointChars: 9_100, Plugins: []compaction.PluginReport{{Plugin: "memory", Summary: "saved 2 new memories"}}},
+			"compacted 118 messages, 390k → 9.1k chars; the request is now 8.2k tokens (was 105k); memory: saved 2 new memories"},
 		// A later compaction folds the earlier checkpoint in: said, since the chat's boundary counts the messages it held.
 		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 9_000, AfterChars: 3_000, SpanMessages: 11, SpanCheckpoint: true, SpanChars: 4_400,
-			CheckpointChars: 1_200}, "compacted the earlier checkpoint and 10 messages after it, 4.4k → 1.2k chars; the request is now 3k chars (was 9k)"},
+			CheckpointChars: 1_200}, "compacted the earlier checkpoint and 10 messages after it, 4.4k → 1.2k chars; instructions and conversation are now 3k chars (was 9k)"},
 		{compaction.Event{Type: compaction.EventCompleted, BeforeChars: 9_000, AfterChars: 3_000, SpanMessages: 1, SpanChars: 4_400, CheckpointChars: 1_200},
-			"compacted 1 message, 4.4k → 1.2k chars; the request is now 3k chars (was 9k)"},
+			"compacted 1 message, 4.4k → 1.2k chars; instructions and conversation are now 3k chars (was 9k)"},
 		{compaction.Event{Type: compaction.EventStarted, Reason: compaction.ReasonAuto, Rule: compaction.RuleWindow, SpanMessages: 40},
 			"compacting 40 messages (automatic: the request passed the window's compaction point)…"},
 		// The start counts as the end does: the earlier checkpoint named, not counted among the messages.

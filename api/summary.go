@@ -20,8 +20,12 @@ func Summary(e compaction.Event) string {
 		return fmt.Sprintf("compacting %s (%s)…", spanWords(e.SpanMessages, e.SpanCheckpoint), why(e.Reason, e.Rule))
 	case compaction.EventCompleted:
 		// The same figures as the chat's boundary: the messages and their chars, into the checkpoint's chars.
-		text := fmt.Sprintf("compacted %s, %s → %s chars; the request is now %s chars (was %s)", spanWords(e.SpanMessages, e.SpanCheckpoint),
-			Human(e.SpanChars), Human(e.CheckpointChars), Human(e.AfterChars), Human(e.BeforeChars))
+		// The request in the meter's unit: tokens, the tool catalog included (chars leave the catalog out).
+		now := fmt.Sprintf("the request is now %s tokens (was %s)", Human(e.AfterTokens), Human(e.BeforeTokens))
+		if e.AfterTokens == 0 {
+			now = fmt.Sprintf("instructions and conversation are now %s chars (was %s)", Human(e.AfterChars), Human(e.BeforeChars))
+		}
+		text := fmt.Sprintf("compacted %s, %s → %s chars; %s", spanWords(e.SpanMessages, e.SpanCheckpoint), Human(e.SpanChars), Human(e.CheckpointChars), now)
 		if e.Ahead {
 			text += "; summarized in the background"
 		}

@@ -80,7 +80,7 @@ test('the tooltip has the numbers, the closest rule and the links', () => {
 });
 
 test('event messages: the daemon\'s sentence, partial asks to raise the budget, failures are errors', () => {
-  const summary = 'compacted 118 messages, 390k → 9k chars; the request is now 31k chars (was 412k); memory: saved 2 new memories';
+  const summary = 'compacted 118 messages, 390k → 9k chars; the request is now 8.2k tokens (was 105k); memory: saved 2 new memories';
   const done = meter.eventMessage({ type: 'compaction_completed', beforeChars: 412000, afterChars: 31000, spanMessages: 118, summary,
     plugins: [{ plugin: 'memory', summary: 'saved 2 new memories' }] });
   assert.deepStrictEqual(done, { level: 'info', text: 'Alisio: ' + summary });

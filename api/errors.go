@@ -100,7 +100,7 @@ var ErrNoSession = errors.New("this workspace has no session yet")
 
 // EditorWords are the daemon's words: the commands of VS Code and of Neovim.
 func EditorWords() Words {
-	return Words{Compact: "Alisio: Compact / :AlisioCompact", NewSession: "Alisio: New Session / :AlisioSessions",
+	return Words{Compact: "Alisio: Compact / :AlisioCompact", NewSession: "Alisio: New Session / :AlisioNew",
 		ShowTools: "Alisio: Show Tools / :AlisioTools", Recover: "Alisio: Recover Uncertain Tool Calls / :AlisioRecover",
 		Sessions: "Alisio: Switch Session / :AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "the alisio.dataDir setting",
 		MaxOutput: "the alisio.compaction.maxOutputTokens setting", UndoCompaction: "Alisio: Undo Compaction / :AlisioUndoCompact",
@@ -139,7 +139,7 @@ func WordsFor(editor string) Words {
 			Provider:       "set provider.kind, provider.baseURL and provider.model in the config file that --config names (README, Configuration)",
 			Prompt:         "type it below"}
 	case EditorNeovim:
-		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioSessions", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
+		return Words{Compact: ":AlisioCompact", NewSession: ":AlisioNew", ShowTools: ":AlisioTools", Recover: ":AlisioRecover",
 			Sessions: ":AlisioSessions", Memories: "alisio-lsp memories list", DataDir: "settings = { dataDir = … } in setup()",
 			MaxOutput: "settings = { compaction = { maxOutputTokens = … } } in setup()", UndoCompaction: ":AlisioUndoCompact",
 			EditCheckpoint: ":w FILE keeps a copy of it, then :e! shows the one in force, to carry your change over to",

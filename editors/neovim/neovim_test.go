@@ -550,6 +550,14 @@ func TestNeovim_ReviewAndUndo(t *testing.T) {
 	if res["new_exists"] != false || res["tabs_after_turn"] != float64(1) {
 		t.Errorf("the rejected file exists: %v; tabs after the turn: %v", res["new_exists"], res["tabs_after_turn"])
 	}
+	var fresh struct {
+		First, Now, Note string
+		Messages         int
+	}
+	if raw, _ := json.Marshal(res["new_session"]); json.Unmarshal(raw, &fresh) != nil || fresh.Now == "" || fresh.Now == fresh.First || fresh.Messages != 0 ||
+		!strings.Contains(fresh.Note, "started a new session (second try): the next prompt goes to it") {
+		t.Errorf(":AlisioNew: %+v", fresh)
+	}
 	if chat := lines(res["chat_in_review"]); !strings.Contains(chat, "· running…\n  ⏸ waits for your review: ga accepts, gr rejects") {
 		t.Errorf("the chat while the edit waits for its review:\n%s", chat)
 	}

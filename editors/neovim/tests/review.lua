@@ -41,4 +41,9 @@ H.wait(5000, function()
   return chat.buf() and table.concat(vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false), '\n'):find('change to main.go:', 1, true) ~= nil
 end, 'the edit in the chat')
 H.record('chat', vim.api.nvim_buf_get_lines(chat.buf(), 0, -1, false))
+-- :AlisioNew starts a session: the meter, the chat and the next prompt use it.
+local first = alisio.session()
+vim.cmd('AlisioNew second try')
+H.wait(10000, function() return H.noted('started a new session') ~= nil and alisio.status() ~= nil end, 'the new session')
+H.record('new_session', { first = first, now = alisio.session(), messages = alisio.status().messages, note = H.noted('started a new session').msg })
 H.done()

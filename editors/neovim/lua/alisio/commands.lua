@@ -219,6 +219,20 @@ function M.use_session(id)
   end)
 end
 
+--- new_session starts a session of the workspace, titled title when given, and makes it the one the chat, the
+--- meter and the commands use (:AlisioNew).
+function M.new_session(title)
+  client.request('alisio/newSession', { title = title ~= '' and title or nil }, function(err, res)
+    if err then
+      util.notify(util.err_message(err), levels.ERROR)
+      return
+    end
+    M.use_session(res.session)
+    M.refresh_chat()
+    util.notify('started a new session' .. (title ~= '' and (' (' .. title .. ')') or '') .. ': the next prompt goes to it; :AlisioSessions switches back')
+  end)
+end
+
 --- sessions picks the session the meter and the commands use (:AlisioSessions).
 function M.sessions()
   client.request('alisio/sessions', {}, function(err, res)

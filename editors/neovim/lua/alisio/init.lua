@@ -67,6 +67,7 @@ M.stop = commands.stop
 M.prompt = commands.prompt
 M.use_session = commands.use_session
 M.sessions = commands.sessions
+M.new_session = commands.new_session
 M.checkpoint = views.checkpoint
 M.context = views.context
 M.tools = views.tools

@@ -506,3 +506,10 @@ func checkLength(what, text string, limit int) error {
 	}
 	return nil
 }
+
+// MemoriesSent is how many of the workspace's memories ms (oldest first) a request sends within maxChars
+// (memory.maxChars): the newest that fit.
+func MemoriesSent(ms []storage.Memory, maxChars int) int {
+	_, n := plugins.Render(ms, maxChars)
+	return n
+}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
-	"github.com/alisio-lsp/alisio-lsp/agent/plugins"
 	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/storage"
@@ -297,8 +296,7 @@ func (s *Server) memories(_ context.Context, ag *agent.Agent, p *api.MemoriesPar
 		ms = []storage.Memory{}
 	}
 	limit := ag.Settings().Memory.MaxChars
-	_, sent := plugins.Render(ms, limit)
-	return &api.MemoriesResult{Workspace: ws, Memories: ms, Sent: sent, MaxChars: limit}, nil
+	return &api.MemoriesResult{Workspace: ws, Memories: ms, Sent: agent.MemoriesSent(ms, limit), MaxChars: limit}, nil
 }
 
 // statusRequest is the meter of the session (the workspace's most recent when none is given); with

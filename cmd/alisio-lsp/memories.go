@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/alisio-lsp/alisio-lsp/agent/plugins"
+	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
@@ -39,7 +39,7 @@ func (a *app) memoriesCommand() *cobra.Command {
 				}
 				if len(ms) == 0 {
 					a.printf("no memories for %s\n", resolve())
-				} else if _, sent := plugins.Render(ms, a.cfg.Memory.MaxChars); sent < len(ms) {
+				} else if sent := agent.MemoriesSent(ms, a.cfg.Memory.MaxChars); sent < len(ms) {
 					a.printf("new sessions and compactions send the newest %d of these %d (memory.maxChars %d); the older ones stay stored until deleted\n",
 						sent, len(ms), a.cfg.Memory.MaxChars)
 				}

@@ -64,10 +64,11 @@ func (m *Memory) AfterCompact(_ context.Context, in compaction.HookInput) (compa
 		return compaction.AfterResult{}, err
 	}
 	text, sent := Render(all, m.MaxChars)
-	summary := fmt.Sprintf("saved %d new memor%s (%d for this workspace)", len(added), plural(len(added)), len(all))
+	held := fmt.Sprintf("%d for this workspace", len(all))
 	if sent < len(all) {
-		summary = fmt.Sprintf("saved %d new memor%s (%d for this workspace; the newest %d fit memory.maxChars and are sent)", len(added), plural(len(added)), len(all), sent)
+		held += fmt.Sprintf("; the newest %d fit memory.maxChars and are sent", sent)
 	}
+	summary := fmt.Sprintf("saved %d new memor%s (%s)", len(added), plural(len(added)), held)
 	return compaction.AfterResult{InjectContext: text, Report: &compaction.PluginReport{Summary: summary}}, nil
 }
 
@@ -78,19 +79,17 @@ func Render(ms []storage.Memory, maxChars int) (text string, sent int) {
 	left := func(n int) string {
 		return fmt.Sprintf("\n(%d older memor%s of this workspace are not listed here.)", n, plural(n))
 	}
-	size := func(from int) int {
-		n := len(head)
-		for _, m := range ms[from:] {
-			n += len("\n- ") + len(m.Text)
-		}
-		return n
+	entry := func(i int) int { return len("\n- ") + len(ms[i].Text) }
+	size := len(head)
+	for i := range ms {
+		size += entry(i)
 	}
 	from := 0
-	if maxChars > 0 && size(0) > maxChars {
+	if maxChars > 0 && size > maxChars {
 		// The newest that fit beside the line saying how many were left out.
 		budget, n := maxChars-len(left(len(ms))), len(head)
-		for from = len(ms); from > 0 && n+len("\n- ")+len(ms[from-1].Text) <= budget; from-- {
-			n += len("\n- ") + len(ms[from-1].Text)
+		for from = len(ms); from > 0 && n+entry(from-1) <= budget; from-- {
+			n += entry(from - 1)
 		}
 	}
 	if from == len(ms) {

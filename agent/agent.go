@@ -236,7 +236,10 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 			// The provider counts more tokens than the estimate, or its window is smaller than the one known:
 			// the session is measured by its count from now on, which compacts it before the call is sent again.
 			refusals++
-			b := a.learnOverflow(id, p.chars, over)
+			b, kerr := a.learnOverflow(id, p.chars, over)
+			if kerr != nil {
+				a.Log.Warn("the provider's measure of the session was not kept; a restart sizes it by chars/4 again", zap.String("session", id), zap.Error(kerr))
+			}
 			a.Log.Info("the provider refused a request as over the model's window; measuring the session by its count",
 				zap.String("session", id), zap.Int("chars", p.chars), zap.Int("reportedTokens", over.InputTokens),
 				zap.Int("reportedWindow", over.Window), zap.Float64("charsPerToken", b.CharsPerTokenInUse()), zap.Int("window", b.Window))

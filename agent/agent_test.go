@@ -889,10 +889,72 @@ func TestAgent_ProviderCountsMoreTokensThanTheEstimate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.EstimatedTokens <= st.UsedChars/4 {
+			if st.EstimatedTokens <= (st.UsedChars+st.ToolsChars)/4+1 {
 				t.Errorf("the meter counts %d tokens for %d chars: not the provider's count", st.EstimatedTokens, st.UsedChars)
 			}
 		})
+	}
+}
+
+// TestAgent_ProviderMeasureOutlivesTheDaemon: what a refusal taught is kept with the session. A daemon started
+// afterwards (a new agent over the same store) sizes the session by the provider's count from its first
+// request, so the provider refuses nothing more; the command line's figures are the same; a session sent to
+// another model is measured afresh.
+func TestAgent_ProviderMeasureOutlivesTheDaemon(t *testing.T) {
+	var replies []providertest.Reply
+	for i := 0; i < 50; i++ {
+		if i == 30 {
+			replies = append(replies, providertest.Reply{Text: "All done."})
+		}
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{
+			call(fmt.Sprintf("call_%02d", i), "run_command", `{"command":"head -c 3000 /dev/zero | tr '\\0' s"}`)}})
+	}
+	replies = append(replies, providertest.Reply{Text: "Done again."})
+	h := newHarness(t, config.Default(), providertest.Script{
+		Models:  []map[string]any{{"id": "alisio-test", "context_length": 16_384}},
+		Replies: replies, CharsPerToken: 2.5, EnforceWindow: true})
+	id := h.session(t)
+	if res, err := h.agent.Prompt(context.Background(), id, "run the command thirty times. Keep the output."); err != nil || res.Reply != "All done." {
+		t.Fatalf("%v %+v", err, res)
+	}
+	refused := h.server.OverWindow()
+	if refused < 1 {
+		t.Fatal("the provider refused nothing: the test does not reach the window")
+	}
+	cfg := h.agent.Settings()
+	restarted, err := agent.New(context.Background(), agent.NewShared(), h.store, cfg, h.ws, nil, provider.Options{MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restarted.Close()
+	before, err := restarted.Status(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.EstimatedTokens <= (before.UsedChars+before.ToolsChars)/4+1 {
+		t.Errorf("after a restart the meter counts %d tokens for %d chars: the provider's count was forgotten", before.EstimatedTokens, before.UsedChars)
+	}
+	cli := agent.NewContextManager(h.store, cfg, h.ws, compaction.Offline{})
+	if st, err := cli.Status(id); err != nil || st.EstimatedTokens != before.EstimatedTokens {
+		t.Errorf("the command line counts %d tokens (%v), the daemon %d", st.EstimatedTokens, err, before.EstimatedTokens)
+	}
+	if res, err := restarted.Prompt(context.Background(), id, "run it twenty times more."); err != nil || res.Reply != "Done again." {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if n := h.server.OverWindow(); n != refused {
+		t.Errorf("the provider refused %d more requests after the restart; want none", n-refused)
+	}
+	h.checkAll(t, id)
+	other := cfg
+	other.Provider.Model = "another-model"
+	if st, err := agent.NewContextManager(h.store, other, h.ws, compaction.Offline{}).Status(id); err != nil || st.EstimatedTokens > (st.UsedChars+st.ToolsChars)/4+1 {
+		t.Errorf("with another model the session is still measured by the first one's count: %d tokens for %d chars (%v)", st.EstimatedTokens, st.UsedChars, err)
+	}
+	if err := h.store.DeleteSession(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept, err := h.store.Measure(id); kept || err != nil {
+		t.Errorf("the measure outlived its session (%v)", err)
 	}
 }
 

@@ -3,12 +3,16 @@ package agent
 import (
 	"github.com/alisio-lsp/alisio-lsp/agent/provider"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
+	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 // measure is what the provider's refusals of a session's requests as over the model's window showed: the
 // chars per token its tokenizer counts (0: chars/4 holds) and the window when it said a smaller one (0: the
-// known window holds).
+// known window holds). provider names the model that refused (providerName); the session is kept measured by
+// it in the store, so that a restart, or the command line, sizes it the same.
 type measure struct {
+	provider      string
 	charsPerToken float64
 	window        int
 }
@@ -41,25 +45,65 @@ func (ms measure) apply(b compaction.Budget) compaction.Budget {
 	return b
 }
 
+// providerName names the model cfg sends to, as a measure records it: its kind, address and name.
+func providerName(cfg config.Config) string {
+	p, _ := cfg.ActiveProvider()
+	return p.Kind + " " + p.BaseURL + " " + p.Model
+}
+
 // budgetOf is the budget of session id: the settings' and the known window, measured as the provider's
-// refusals of its requests showed, if any.
+// refusals of its requests showed, if any, while the session is sent to the model that refused them.
 func (m *ContextManager) budgetOf(id string) compaction.Budget {
-	m.measuresMu.Lock()
-	ms := m.measures[id]
-	m.measuresMu.Unlock()
+	cfg := m.Settings()
+	ms := m.measureOf(id)
+	if ms.provider != providerName(cfg) {
+		ms = measure{}
+	}
 	return ms.apply(m.budget())
+}
+
+// measureOf is session id's measure: the one learnt in this process, else the one kept in the store. A measure
+// that cannot be read counts as none (and is read again next time).
+func (m *ContextManager) measureOf(id string) measure {
+	m.measuresMu.Lock()
+	ms, ok := m.measures[id]
+	m.measuresMu.Unlock()
+	if ok {
+		return ms
+	}
+	kept, found, err := m.Store.Measure(id)
+	if err != nil {
+		return measure{}
+	}
+	if found {
+		ms = measure{provider: kept.Provider, charsPerToken: kept.CharsPerToken, window: kept.Window}
+	}
+	m.measuresMu.Lock()
+	defer m.measuresMu.Unlock()
+	if learnt, ok := m.measures[id]; ok { // a refusal meanwhile
+		return learnt
+	}
+	if m.measures == nil {
+		m.measures = map[string]measure{}
+	}
+	m.measures[id] = ms
+	return ms
 }
 
 // learnOverflow records what the provider's refusal e of a request of chars chars of session id says, so that
 // the session's next requests are measured by it: the chars per token of the provider's count of the request
 // (else of the window it passed: the one the provider names, or the known one), and a smaller window than the
 // one known. A refusal that teaches neither counts requests a quarter larger than before. It returns the
-// session's budget from then on.
-func (m *ContextManager) learnOverflow(id string, chars int, e *provider.ContextOverflowError) compaction.Budget {
-	b := m.budget()
+// session's budget from then on, and keeps the measure with the session; err says that it could not be kept
+// (the budget holds for this process all the same).
+func (m *ContextManager) learnOverflow(id string, chars int, e *provider.ContextOverflowError) (compaction.Budget, error) {
+	b, name := m.budget(), providerName(m.Settings())
+	m.measureOf(id) // the kept measure, before this refusal adds to it
 	m.measuresMu.Lock()
-	defer m.measuresMu.Unlock()
 	ms := m.measures[id]
+	if ms.provider != name {
+		ms = measure{provider: name}
+	}
 	known := ms.apply(b)
 	cpt := known.CharsPerTokenInUse()
 	next := cpt
@@ -80,9 +124,8 @@ func (m *ContextManager) learnOverflow(id string, chars int, e *provider.Context
 		next = cpt * overflowShrink
 	}
 	ms.charsPerToken = max(next, minCharsPerToken)
-	if m.measures == nil {
-		m.measures = map[string]measure{}
-	}
 	m.measures[id] = ms
-	return ms.apply(b)
+	m.measuresMu.Unlock()
+	err := m.Store.SaveMeasure(id, storage.ProviderMeasure{Provider: ms.provider, CharsPerToken: ms.charsPerToken, Window: ms.window})
+	return ms.apply(b), err
 }

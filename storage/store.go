@@ -876,6 +876,9 @@ func (s *Store) DeleteSession(id string) error {
 		if err := txn.Delete(headKey(id)); err != nil {
 			return fmt.Errorf("deleting session %s: %w", id, err)
 		}
+		if err := txn.Delete(measureKey(id)); err != nil {
+			return fmt.Errorf("deleting session %s: %w", id, err)
+		}
 		return txn.Delete(sessionKey(id))
 	})
 	s.forget(id)

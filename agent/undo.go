@@ -154,6 +154,15 @@ var ErrNoCheckpoint = errors.New("the session has no checkpoint: it has not been
 // another edit wrote a newer one since), so saving it would replace what the edit never saw.
 var ErrCheckpointChanged = errors.New("the checkpoint changed since this edit began (a compaction or another edit wrote a newer one), so saving the edit would replace it")
 
+// CheckpointChangedError is ErrCheckpointChanged with the ID of the checkpoint in force, against which the
+// edit, once its author has seen that one, can be saved.
+type CheckpointChangedError struct{ InForce string }
+
+func (e *CheckpointChangedError) Error() string { return ErrCheckpointChanged.Error() }
+
+// Is makes the error ErrCheckpointChanged.
+func (e *CheckpointChangedError) Is(target error) bool { return target == ErrCheckpointChanged }
+
 // CheckpointEdit is what saving an edited checkpoint did.
 type CheckpointEdit struct {
 	// Checkpoint is the checkpoint in force after the edit.
@@ -166,7 +175,7 @@ type CheckpointEdit struct {
 // EditCheckpoint replaces session id's checkpoint with the edited document doc (compaction.Editable's shape),
 // after the checks a model's checkpoint gets (compaction.EditCheckpoint). The checkpoint before stays in the
 // history, and the edit can be undone like a compaction. base, when given, is the ID of the checkpoint the edit
-// began from: when another is in force now, nothing is saved (ErrCheckpointChanged).
+// began from: when another is in force now, nothing is saved (a CheckpointChangedError naming it).
 func (m *ContextManager) EditCheckpoint(id string, doc []byte, base string) (CheckpointEdit, error) {
 	v, err := m.Store.Transcript(id)
 	if err != nil {
@@ -180,7 +189,7 @@ func (m *ContextManager) EditCheckpoint(id string, doc []byte, base string) (Che
 		return CheckpointEdit{}, ErrNoCheckpoint
 	}
 	if base != "" && v.Messages[pos].ID != base {
-		return CheckpointEdit{}, ErrCheckpointChanged
+		return CheckpointEdit{}, &CheckpointChangedError{InForce: v.Messages[pos].ID}
 	}
 	current, _ := compaction.ParseStructured(v.Messages[pos].Structured)
 	limit, _ := m.budget().HardLimit(m.ToolsChars())

@@ -65,6 +65,8 @@ type ErrorData struct {
 	Window     int                        `json:"window,omitempty"`
 	ToolsChars int                        `json:"toolsChars,omitempty"`
 	Sources    []compaction.CatalogSource `json:"sources,omitempty"`
+	// Checkpoint is the ID of the checkpoint in force, when an edit began from another (checkpointChanged).
+	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
 // Words are the names of what the user can do, as an edge says them: the editors' commands, or the shell's.
@@ -222,7 +224,13 @@ func explain(err error, w Words) (ErrorData, string) {
 	case errors.Is(err, compaction.ErrInvalidCheckpoint):
 		return ErrorData{Kind: KindInvalidCheckpoint}, msg + ". Nothing was saved: correct it and save again."
 	case errors.Is(err, agent.ErrCheckpointChanged):
-		return ErrorData{Kind: KindCheckpointChanged}, msg + ". Nothing was saved, and your edit is kept: " + w.EditCheckpoint + "."
+		var changed *agent.CheckpointChangedError
+		errors.As(err, &changed)
+		d := ErrorData{Kind: KindCheckpointChanged}
+		if changed != nil {
+			d.Checkpoint = changed.InForce
+		}
+		return d, msg + ". Nothing was saved, and your edit is kept: " + w.EditCheckpoint + "."
 	case errors.Is(err, agent.ErrNoCheckpoint):
 		return ErrorData{Kind: KindNoCheckpoint}, msg + " (a compaction writes one: " + w.Compact + ")"
 	case errors.Is(err, ErrNoSession):

@@ -41,12 +41,12 @@ type (
 )
 
 // checkpointDraft is an edit the daemon refused, kept for the next /checkpoint edit: the document and the
-// checkpoint it was written against. stale: it was refused because a newer checkpoint is in force, which the
-// user was shown, so saving it again replaces that one.
+// checkpoint it is saved against — the one it was written against, or, after a refusal because a newer one
+// is in force (which the user was shown), that newer one, so that saving it again replaces that one and no
+// other ("": the one in force when it is opened again).
 type checkpointDraft struct {
-	doc   []byte
-	base  string
-	stale bool
+	doc  []byte
+	base string
 }
 
 // checkpointCommand runs /checkpoint [edit]: it reads the session's checkpoint, to show it or to edit it.
@@ -104,7 +104,7 @@ func (m *model) checkpointRead(msg checkpointMsg) tea.Cmd {
 		// The edit the daemon refused, to be mended rather than typed again, against the checkpoint it was
 		// written for: when a compaction wrote a newer one since, the daemon says so rather than replace it.
 		doc = draft.doc
-		if !draft.stale {
+		if draft.base != "" {
 			base = draft.base
 		}
 	}
@@ -189,9 +189,11 @@ func written(before, after os.FileInfo) bool {
 func (m *model) checkpointSaved(msg checkpointSavedMsg) {
 	m.busy, m.adopt = "", true
 	if msg.err != nil {
-		var re *RequestError
-		stale := errors.As(msg.err, &re) && re.Kind() == api.KindCheckpointChanged
-		m.checkpointDrafts[msg.session] = checkpointDraft{doc: msg.doc, base: msg.base, stale: stale}
+		draft := checkpointDraft{doc: msg.doc, base: msg.base}
+		if re := (*RequestError)(nil); errors.As(msg.err, &re) && re.Kind() == api.KindCheckpointChanged {
+			draft.base = re.ErrorData().Checkpoint // the one the refusal showed
+		}
+		m.checkpointDrafts[msg.session] = draft
 		m.say(m.sty.failed.Render(errorText(msg.err)) + "\n" + m.sty.dim.Render("Your edit is kept: /checkpoint edit opens it again to mend it (save it empty to drop it)."))
 		return
 	}

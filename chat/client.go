@@ -148,14 +148,17 @@ type RequestError struct {
 
 func (e *RequestError) Error() string { return e.Message }
 
-// Kind is the error's api.ErrorKind ("" when it carries none).
-func (e *RequestError) Kind() api.ErrorKind {
+// ErrorData is what the error carries (zero when nothing).
+func (e *RequestError) ErrorData() api.ErrorData {
 	var d api.ErrorData
 	if e.Data == nil || json.Unmarshal(*e.Data, &d) != nil {
-		return ""
+		return api.ErrorData{}
 	}
-	return d.Kind
+	return d
 }
+
+// Kind is the error's api.ErrorKind ("" when it carries none).
+func (e *RequestError) Kind() api.ErrorKind { return e.ErrorData().Kind }
 
 // handle receives the daemon's notifications and requests; a question is answered later, from the UI.
 func (c *Client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {

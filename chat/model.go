@@ -836,8 +836,13 @@ func (m *model) openSession(id string, fresh bool) tea.Cmd {
 	}
 }
 
+// readingAgain is what runs (busy) while the session is read again: a command's answer drawn meanwhile would
+// be drawn over by the conversation read.
+const readingAgain = "reading of the session"
+
 // reopen reads the session again after another window or the CLI rewrote it, and draws it.
 func (m *model) reopen() tea.Cmd {
+	m.busy = readingAgain
 	open := m.openSession(m.session, false)
 	return func() tea.Msg {
 		msg := open().(sessionMsg)
@@ -882,8 +887,8 @@ func FindSession(ctx context.Context, client *Client, id string) (api.SessionSum
 
 // sessionLoaded draws a session opened or switched to.
 func (m *model) sessionLoaded(msg sessionMsg) {
-	if msg.changed && (m.busy != "" || msg.id != m.session) {
-		return // a turn or another session started meanwhile: it draws what it does
+	if msg.changed && m.busy != readingAgain {
+		return // a turn started meanwhile: it draws what it does
 	}
 	m.busy = ""
 	if msg.err != nil {

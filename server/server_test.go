@@ -1129,6 +1129,7 @@ func TestUndoAndEditCheckpoint(t *testing.T) {
 	must(t, e.client.Call(ctx(t), "alisio/compact", map[string]any{"session": id}, nil))
 
 	var ck struct {
+		ID       string
 		Editable map[string]any
 	}
 	must(t, e.client.Call(ctx(t), "alisio/checkpoint", map[string]any{"session": id}, &ck))
@@ -1153,6 +1154,13 @@ func TestUndoAndEditCheckpoint(t *testing.T) {
 	must(t, e.client.Call(ctx(t), "alisio/setCheckpoint", map[string]any{"session": id, "checkpoint": ck.Editable}, &edited))
 	if edited.Checkpoint.Goal != "Ship the parser, edited by the user" || !strings.Contains(edited.Text, "edited by the user") {
 		t.Fatalf("edited: %+v", edited)
+	}
+	// An edit begun from the checkpoint before that one is refused, naming the one in force now.
+	var inForce struct{ ID string }
+	must(t, e.client.Call(ctx(t), "alisio/checkpoint", map[string]any{"session": id}, &inForce))
+	err = e.client.Call(ctx(t), "alisio/setCheckpoint", map[string]any{"session": id, "checkpoint": ck.Editable, "base": ck.ID}, nil)
+	if !errors.As(err, &je) || inForce.ID == ck.ID || string(*je.Data) != `{"kind":"checkpointChanged","checkpoint":"`+inForce.ID+`"}` || !strings.Contains(je.Message, "Nothing was saved") {
+		t.Fatalf("an edit of a checkpoint no longer in force: %v (%s)", err, *je.Data)
 	}
 	compacted, err := e.store.Transcript(id)
 	must(t, err)

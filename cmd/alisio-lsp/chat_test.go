@@ -55,12 +55,14 @@ func (term terminal) wait(what string, ok func(screen string) bool) string {
 }
 
 // sendWhenFree sends line, and sends it again while the chat asks to wait for its own work to end (it reads
-// the session again after a change made elsewhere), until want is on screen: what a user does.
+// the session again after a change made elsewhere), until want is on screen once more than before: what a
+// user does.
 func (term terminal) sendWhenFree(line, want string) string {
 	term.t.Helper()
+	before := strings.Count(term.tmux("capture-pane", "-p", "-J", "-t", "0"), want)
 	term.keys(line, "Enter")
 	return term.wait(fmt.Sprintf("%q", want), func(s string) bool {
-		if strings.Contains(s, want) {
+		if strings.Count(s, want) > before {
 			return true
 		}
 		if strings.Contains(s, "wait for the ") && strings.Contains(s, "› "+line) {
@@ -98,7 +100,8 @@ func TestChat_InATerminal(t *testing.T) {
 	seedMemories(t, data, ws, "Tests run with make test.")
 	term := terminal{t: t, socket: fmt.Sprintf("alisio-chat-test-%d", os.Getpid())}
 	// The user's editor, for /checkpoint edit, one step a run: 1 and 4 give the goal a number (the daemon
-	// refuses it), 2 quits without saving, 3 saves the file empty, 5 mends the kept draft, 6 saves it as it is.
+	// refuses it), 2 quits without saving, 3 saves the file empty, 5 mends the kept draft, 6 and 7 save it as
+	// it is.
 	editor := filepath.Join(t.TempDir(), "editor.sh")
 	if err := os.WriteFile(editor, []byte(`#!/bin/sh
 n=$(cat "$0.count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.count"
@@ -246,21 +249,28 @@ esac
 	term.waitFor("your kept edit is dropped")
 	// A kept edit stays an edit of the checkpoint it was written against: when the shell writes a newer one
 	// meanwhile, the mended draft is refused rather than replace what it never saw; saved again, once the user
-	// was told, it replaces it.
+	// was told, it replaces that one — and only that one: a third written after the refusal refuses it again.
 	term.keys("/checkpoint edit", "Enter")
 	term.waitFor("Your edit is kept: /checkpoint edit opens it again")
-	get := exec.Command(binary, "--data-dir", data, "--config", cfg, "checkpoint", sessionID)
-	get.Dir = ws
-	doc, err := get.Output()
-	if err != nil {
-		t.Fatalf("checkpoint on the command line: %v", err)
+	setFromShell := func(goal string) {
+		t.Helper()
+		get := exec.Command(binary, "--data-dir", data, "--config", cfg, "checkpoint", sessionID)
+		get.Dir = ws
+		doc, err := get.Output()
+		if err != nil {
+			t.Fatalf("checkpoint on the command line: %v", err)
+		}
+		set := exec.Command(binary, "--data-dir", data, "--config", cfg, "checkpoint", sessionID, "--set", "-")
+		set.Dir = ws
+		set.Stdin = strings.NewReader(regexp.MustCompile(`"goal": ".*?",`).ReplaceAllString(string(doc), `"goal": "`+goal+`",`))
+		if out, err := set.CombinedOutput(); err != nil || !strings.Contains(string(out), "is replaced") {
+			t.Fatalf("checkpoint --set on the command line: %v\n%s", err, out)
+		}
 	}
-	set := exec.Command(binary, "--data-dir", data, "--config", cfg, "checkpoint", sessionID, "--set", "-")
-	set.Dir = ws
-	set.Stdin = strings.NewReader(regexp.MustCompile(`"goal": ".*?",`).ReplaceAllString(string(doc), `"goal": "Set from the shell",`))
-	if out, err := set.CombinedOutput(); err != nil || !strings.Contains(string(out), "is replaced") {
-		t.Fatalf("checkpoint --set on the command line: %v\n%s", err, out)
-	}
+	setFromShell("Set from the shell")
+	term.sendWhenFree("/checkpoint edit", "the checkpoint changed since this edit began")
+	term.sendWhenFree("/checkpoint", "Set from the shell") // what the refusal told the user to look at
+	setFromShell("Set from the shell again")
 	term.sendWhenFree("/checkpoint edit", "the checkpoint changed since this edit began")
 	term.keys("/checkpoint edit", "Enter")
 	term.waitFor("Checkpoint saved: the next request sends it")

@@ -159,6 +159,8 @@ export interface ErrorData {
   window?: number;
   toolsChars?: number;
   sources?: { Name: string; Tools: number; Chars: number }[];
+  /** checkpointChanged: the ID of the checkpoint in force. */
+  checkpoint?: string;
 }
 
 /** The kinds of failure (api.ErrorKind). */

@@ -119,6 +119,16 @@ function M.checkpoint(refresh)
 end
 
 
+-- of_that_point is how far, in percent, the request is toward the point where compaction starts, counted in
+-- the tokens the sentence gives (the rules' own fraction when the point is not known in them).
+local function of_that_point(st)
+  local at = (st.compactsAt or 0) * (st.limitTokens or 0)
+  if at > 0 and (st.limitTokens or 0) == (st.window or 0) then
+    return 100 * (st.tokens or 0) / at
+  end
+  return 100 * math.max(st.windowFraction or 0, st.charsFraction or 0)
+end
+
 --- context shows what fills the context (:AlisioContext).
 function M.context()
   -- Before the workspace has a session: what its first request will hold (instructions, tool catalog).
@@ -152,7 +162,7 @@ function M.context()
           util.human(st.tokens), st.tokensSource or 'estimated', util.capitalize(starts), (st.charsFraction or 0) * 100)
         or string.format('%s tokens (%s) of a %s-token window (%s): the request fills %.0f%% of it. %s (at %.0f%% of that point).',
           util.human(st.tokens), st.tokensSource or 'estimated', util.human(st.window), st.windowFrom or st.windowSource or '?',
-          100 * (st.tokens or 0) / math.max(st.window or 1, 1), util.capitalize(starts), 100 * math.max(st.windowFraction or 0, st.charsFraction or 0)),
+          100 * (st.tokens or 0) / math.max(st.window or 1, 1), util.capitalize(starts), of_that_point(st)),
       'Next model call: ' .. (st.nextCall or ((st.nextAction or ''):find('^compact') and 'compacts first' or st.nextAction == 'reduce'
         and 'trims large tool outputs to fit' or 'sends as is')) .. '.',
     }

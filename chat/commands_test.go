@@ -182,7 +182,7 @@ func TestRender(t *testing.T) {
 		t.Errorf("clip %q", got)
 	}
 	view := approvalView(api.ApproveParams{Kind: api.ApproveCommand, Command: "rm -rf build", TimeoutSeconds: 600}, 80, sty)
-	if !strings.Contains(view, "rm -rf build") || !strings.Contains(view, "y: allow") || !strings.Contains(view, "10m0s") {
+	if !strings.Contains(view, "rm -rf build") || !strings.Contains(view, "y: allow") || !strings.Contains(view, "in 10m it counts") {
 		t.Errorf("approval %q", view)
 	}
 	var d api.ToolsResult
@@ -218,6 +218,26 @@ func TestNotice(t *testing.T) {
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
 	if m.notice != "" || m.input.Value() != "x" {
 		t.Errorf("after typing, the notice is %q and the input %q", m.notice, m.input.Value())
+	}
+}
+
+// TestCtrlCAfterSending: a Ctrl-C at idle, then a prompt sent within the leave window, then Ctrl-C stops the
+// turn; it does not leave the chat with the turn running.
+func TestCtrlCAfterSending(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.resize(80, 20)
+	m.stop()
+	if m.quitting {
+		t.Fatal("one Ctrl-C at idle left the chat")
+	}
+	m.input.SetValue("armed then interrupt")
+	m.send()
+	if m.busy != "turn" {
+		t.Fatalf("the prompt did not start a turn (busy %q)", m.busy)
+	}
+	m.stop()
+	if m.quitting || !m.stopping {
+		t.Errorf("Ctrl-C during the turn just sent: quitting %v, stopping %v", m.quitting, m.stopping)
 	}
 }
 

@@ -363,7 +363,7 @@ func (m *model) send() tea.Cmd {
 		m.notice = fmt.Sprintf("wait for the %s to end, or Ctrl-C to stop it", m.busy)
 		return nil
 	}
-	m.notice = ""
+	m.notice, m.lastStop = "", time.Time{} // a Ctrl-C before this send does not make the next one leave
 	if cmd.Name != "" {
 		m.say(m.sty.dim.Render("› " + strings.TrimSpace(line)))
 	}

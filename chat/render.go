@@ -345,6 +345,6 @@ func approvalView(a api.ApproveParams, width int, sty styles) string {
 	default:
 		fmt.Fprintf(&b, "The agent wants to run:\n  %s\n", clip(a.Command, max(20, width-8)*3))
 	}
-	fmt.Fprintf(&b, "y: allow · n: decline (in %s it counts as declined)", (time.Duration(a.TimeoutSeconds) * time.Second).String())
+	fmt.Fprintf(&b, "y: allow · n: decline (in %s it counts as declined)", ago(time.Duration(a.TimeoutSeconds)*time.Second))
 	return sty.approval.Width(max(20, width-2)).Render(b.String())
 }

@@ -171,8 +171,11 @@ func (m *ContextManager) input(v storage.View) compaction.Input {
 	return compaction.Input{View: v.Messages, BaseEpoch: v.Session.Head.Epoch, InstructionsChars: sz.Instructions, ToolsChars: sz.Tools}
 }
 
-func (m *ContextManager) budget() compaction.Budget {
-	return compaction.BudgetFor(m.Settings(), m.Window, m.WindowSource)
+func (m *ContextManager) budget() compaction.Budget { return m.budgetFor(m.Settings()) }
+
+// budgetFor is the budget the settings cfg give with the known window.
+func (m *ContextManager) budgetFor(cfg config.Config) compaction.Budget {
+	return compaction.BudgetFor(cfg, m.Window, m.WindowSource)
 }
 
 // Bounds of ToolOutputCap: what a tool result may hold at least and at most, in chars.

@@ -59,11 +59,11 @@ func (m *ContextManager) budgetOf(id string) compaction.Budget {
 	if ms.provider != providerName(cfg) {
 		ms = measure{}
 	}
-	return ms.apply(m.budget())
+	return ms.apply(m.budgetFor(cfg))
 }
 
-// measureOf is session id's measure: the one learnt in this process, else the one kept in the store. A measure
-// that cannot be read counts as none (and is read again next time).
+// measureOf is session id's measure: the one learnt in this process, else the one kept in the store, read once.
+// A measure that cannot be read counts as none in this process (a refusal teaches it again).
 func (m *ContextManager) measureOf(id string) measure {
 	m.measuresMu.Lock()
 	ms, ok := m.measures[id]
@@ -72,10 +72,7 @@ func (m *ContextManager) measureOf(id string) measure {
 		return ms
 	}
 	kept, found, err := m.Store.Measure(id)
-	if err != nil {
-		return measure{}
-	}
-	if found {
+	if found && err == nil {
 		ms = measure{provider: kept.Provider, charsPerToken: kept.CharsPerToken, window: kept.Window}
 	}
 	m.measuresMu.Lock()
@@ -97,7 +94,8 @@ func (m *ContextManager) measureOf(id string) measure {
 // session's budget from then on, and keeps the measure with the session; err says that it could not be kept
 // (the budget holds for this process all the same).
 func (m *ContextManager) learnOverflow(id string, chars int, e *provider.ContextOverflowError) (compaction.Budget, error) {
-	b, name := m.budget(), providerName(m.Settings())
+	cfg := m.Settings()
+	b, name := m.budgetFor(cfg), providerName(cfg)
 	m.measureOf(id) // the kept measure, before this refusal adds to it
 	m.measuresMu.Lock()
 	ms := m.measures[id]

@@ -181,6 +181,7 @@ func explain(err error, w Words) (ErrorData, string) {
 		catalog   *compaction.CatalogError
 		uncertain *compaction.UncertainError
 		calls     *agent.UncertainCallsError
+		changed   *agent.CheckpointChangedError
 	)
 	switch {
 	case errors.As(err, &budget):
@@ -223,14 +224,8 @@ func explain(err error, w Words) (ErrorData, string) {
 		return ErrorData{Kind: KindNothingToUndo}, msg
 	case errors.Is(err, compaction.ErrInvalidCheckpoint):
 		return ErrorData{Kind: KindInvalidCheckpoint}, msg + ". Nothing was saved: correct it and save again."
-	case errors.Is(err, agent.ErrCheckpointChanged):
-		var changed *agent.CheckpointChangedError
-		errors.As(err, &changed)
-		d := ErrorData{Kind: KindCheckpointChanged}
-		if changed != nil {
-			d.Checkpoint = changed.InForce
-		}
-		return d, msg + ". Nothing was saved, and your edit is kept: " + w.EditCheckpoint + "."
+	case errors.As(err, &changed):
+		return ErrorData{Kind: KindCheckpointChanged, Checkpoint: changed.InForce}, msg + ". Nothing was saved, and your edit is kept: " + w.EditCheckpoint + "."
 	case errors.Is(err, agent.ErrNoCheckpoint):
 		return ErrorData{Kind: KindNoCheckpoint}, msg + " (a compaction writes one: " + w.Compact + ")"
 	case errors.Is(err, ErrNoSession):

@@ -57,7 +57,7 @@ func (m *model) checkpointCommand(arg string) tea.Cmd {
 		return nil
 	}
 	if m.session == "" {
-		m.notice = "this session has no messages yet: send one first"
+		m.say(m.sty.failed.Render(noMessagesYet("/checkpoint")))
 		return nil
 	}
 	m.busy = "checkpoint"

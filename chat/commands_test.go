@@ -241,6 +241,28 @@ func TestCtrlCAfterSending(t *testing.T) {
 	}
 }
 
+// TestNothingSentYet: in a session nothing was sent in, /compact, /undo and /checkpoint say so in the
+// conversation (where it stays), and /context does not name an empty session.
+func TestNothingSentYet(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.resize(100, 30)
+	for _, line := range []string{"/compact", "/undo", "/checkpoint"} {
+		m.input.SetValue(line)
+		if m.send() != nil || m.busy != "" {
+			t.Errorf("%s in a new session started work (busy %q)", line, m.busy)
+		}
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
+		m.input.Reset()
+		if flat := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(flat, line+": this session has no messages yet") {
+			t.Errorf("%s in a new session did not say why it does nothing:\n%s", line, m.View())
+		}
+	}
+	view := contextView(nil, &api.Status{Meter: api.Meter{LimitTokens: 1000}}, 100)
+	if strings.Contains(view, "session :") || !strings.Contains(view, "this new session") {
+		t.Errorf("/context before the first message: %q", view)
+	}
+}
+
 // TestKeysWhileAsked: while a question waits for y or n, another key is not lost without a word: the notice
 // says what the question takes; PgUp still scrolls back, and the input keeps nothing typed meanwhile.
 func TestKeysWhileAsked(t *testing.T) {

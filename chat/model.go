@@ -974,7 +974,7 @@ func (m *model) command(c Command) tea.Cmd {
 		return m.checkpointCommand(c.Arg)
 	}
 	if m.session == "" && c.Name != "mcps" && c.Name != "context" && c.Name != "memories" {
-		m.notice = "this session has no messages yet: send one first"
+		m.say(m.sty.failed.Render(noMessagesYet("/" + c.Name)))
 		return nil
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
@@ -1039,6 +1039,11 @@ func (m *model) command(c Command) tea.Cmd {
 		}
 		return commandDoneMsg{err: fmt.Errorf("/%s is not a command here", c.Name)}
 	}
+}
+
+// noMessagesYet says why command does nothing in a session nothing was sent in yet.
+func noMessagesYet(command string) string {
+	return command + ": this session has no messages yet, so there is nothing to work on. Send a message first (or /sessions to open another session)."
 }
 
 // sessions lists the workspace's sessions, or switches to one (by number in the list, or ID).

@@ -197,7 +197,11 @@ func contextView(parts []agent.ContextPart, st *api.Status, width int) string {
 		if st.TokensSource == "calibrated" {
 			source = "calibrated from the provider's counts"
 		}
-		fmt.Fprintf(&b, "Context of session %s: %s of %s tokens (%s).\n", shortID(st.Session), api.Human(st.Tokens), api.Human(st.LimitTokens), source)
+		of := "session " + shortID(st.Session)
+		if st.Session == "" {
+			of = "this new session (nothing sent yet)"
+		}
+		fmt.Fprintf(&b, "Context of %s: %s of %s tokens (%s).\n", of, api.Human(st.Tokens), api.Human(st.LimitTokens), source)
 		fmt.Fprintf(&b, "%s.\n", capitalize(st.CompactsAtText))
 		if !strings.HasPrefix(st.WindowSource, "maxContextChars") {
 			fmt.Fprintf(&b, "The window is %s tokens, %s.\n", api.Human(st.Window), api.WindowFrom(st.WindowSource))

@@ -72,12 +72,17 @@ func memoriesView(res api.MemoriesResult, width int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Memories of %s, oldest first (new sessions start with them):\n", res.Workspace)
 	from := len(res.Memories) - res.Sent
+	ids := make([]string, len(res.Memories))
+	for i, mem := range res.Memories {
+		ids[i] = mem.ID
+	}
+	ids = uniqueIDs(ids) // what /memories delete takes: memories saved within a minute share their first 8
 	for i, mem := range res.Memories {
 		mark := ""
 		if i < from {
 			mark = " (not sent)"
 		}
-		fmt.Fprintf(&b, "%3d. %s%s  %s\n", i+1, clip(oneLine(mem.Text), max(20, width-30)), mark, shortID(mem.ID))
+		fmt.Fprintf(&b, "%3d. %s%s  %s\n", i+1, clip(oneLine(mem.Text), max(20, width-30)), mark, ids[i])
 	}
 	if from > 0 {
 		fmt.Fprintf(&b, "A request sends the newest %d, what memory.maxChars (%d) holds; /memories delete N removes one.", res.Sent, res.MaxChars)

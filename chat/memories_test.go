@@ -12,11 +12,23 @@ import (
 // a memory is named by its number or the start of its ID, with words for a name that fits none or several.
 func TestMemoriesView(t *testing.T) {
 	res := api.MemoriesResult{Workspace: "/ws", Sent: 2, MaxChars: 4000, Memories: []storage.Memory{
-		{ID: "01AAAAAAAAAA", Text: "Use tabs."}, {ID: "01AAAABBBBBB", Text: "Tests run with make test."}, {ID: "01CCCCCCCCCC", Text: "Never push to main."}}}
+		{ID: "01AAAAAAAAAA", Text: "Use tabs."}, {ID: "01AAAAAAAABB", Text: "Tests run with make test."}, {ID: "01CCCCCCCCCC", Text: "Never push to main."}}}
 	v := memoriesView(res, 80)
 	for _, want := range []string{"  1. Use tabs. (not sent)", "  2. Tests run with make test.  ", "  3. Never push to main.", "sends the newest 2, what memory.maxChars (4000) holds"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("the list lacks %q:\n%s", want, v)
+		}
+	}
+	// The IDs shown are what /memories delete takes: each names its memory alone, though two share their first 8.
+	for _, mem := range res.Memories {
+		shown := ""
+		for _, l := range strings.Split(v, "\n") {
+			if strings.Contains(l, mem.Text) {
+				shown = l[strings.LastIndex(l, " ")+1:]
+			}
+		}
+		if id, err := memoryNamed(res, shown); err != nil || id != mem.ID {
+			t.Errorf("the ID shown for %q, %q, names %q (%v)", mem.Text, shown, id, err)
 		}
 	}
 	if strings.Contains(v, "make test. (not sent)") {
@@ -25,7 +37,7 @@ func TestMemoriesView(t *testing.T) {
 	if v := memoriesView(api.MemoriesResult{Workspace: "/ws"}, 80); !strings.Contains(v, "No memories for /ws yet") {
 		t.Errorf("no memories: %q", v)
 	}
-	for arg, want := range map[string]string{"2": "01AAAABBBBBB", "01C": "01CCCCCCCCCC"} {
+	for arg, want := range map[string]string{"2": "01AAAAAAAABB", "01C": "01CCCCCCCCCC"} {
 		if id, err := memoryNamed(res, arg); err != nil || id != want {
 			t.Errorf("%s names %q (%v), want %s", arg, id, err, want)
 		}

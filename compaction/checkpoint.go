@@ -252,9 +252,11 @@ func (cp *Checkpoint) Render() string {
 		}
 	}
 	list := func(title string, items []string) {
-		if len(items) > 0 {
-			section(title, "- "+strings.Join(items, "\n- "))
+		lines := make([]string, len(items))
+		for i, item := range items {
+			lines[i] = ListItem(item)
 		}
+		section(title, strings.Join(lines, "\n"))
 	}
 	if cp.Text != "" {
 		// A text-only checkpoint: the summarizer's text, then what code added to it.
@@ -275,6 +277,12 @@ func (cp *Checkpoint) Render() string {
 	list("Relevant files", cp.files())
 	section(userWordsTitle, quoteAll(cp.UserWords, cp.UserWordsOmitted))
 	return cp.withContext(b.String())
+}
+
+// ListItem is text as an item of a Markdown list: its lines after the first indented under the first, so that
+// an item of several lines stays one item.
+func ListItem(text string) string {
+	return "- " + strings.ReplaceAll(strings.TrimRight(text, "\n"), "\n", "\n  ")
 }
 
 // withContext ends the rendered checkpoint text with the plugins' context.

@@ -79,7 +79,7 @@ func Render(ms []storage.Memory, maxChars int) (text string, sent int) {
 	left := func(n int) string {
 		return fmt.Sprintf("\n(%d older memor%s of this workspace are not listed here.)", n, plural(n))
 	}
-	entry := func(i int) int { return len("\n- ") + len(ms[i].Text) }
+	entry := func(i int) int { return len("\n") + len(compaction.ListItem(ms[i].Text)) }
 	size := len(head)
 	for i := range ms {
 		size += entry(i)
@@ -98,8 +98,8 @@ func Render(ms []storage.Memory, maxChars int) (text string, sent int) {
 	var b strings.Builder
 	b.WriteString(head)
 	for _, m := range ms[from:] {
-		b.WriteString("\n- ")
-		b.WriteString(m.Text)
+		b.WriteString("\n")
+		b.WriteString(compaction.ListItem(m.Text))
 	}
 	if from > 0 {
 		b.WriteString(left(from))

@@ -66,6 +66,23 @@ func TestMemory_Bounded(t *testing.T) {
 	}
 }
 
+// TestMemory_SeveralLines: a memory of several lines stays one item of the list, its later lines indented
+// under its first, and the bound counts the indentation.
+func TestMemory_SeveralLines(t *testing.T) {
+	ms := []storage.Memory{{ID: "1", Text: "Release steps:\n1. make dist\n2. tag it"}, {ID: "2", Text: "Use tabs."}}
+	text, sent := Render(ms, 0)
+	if sent != 2 || !strings.Contains(text, "\n- Release steps:\n  1. make dist\n  2. tag it\n- Use tabs.") {
+		t.Errorf("rendered:\n%s", text)
+	}
+	bounded, n := Render(ms, len(text))
+	if n != 2 || bounded != text {
+		t.Errorf("a bound of exactly the list's size sends %d:\n%s", n, bounded)
+	}
+	if bounded, _ := Render(ms, len(text)-1); len(bounded) > len(text)-1 {
+		t.Errorf("a bound one short is passed: %d chars", len(bounded))
+	}
+}
+
 // TestCut: a cut text ends at a word where one is near, else at a rune, never past the limit.
 func TestCut(t *testing.T) {
 	for _, tc := range []struct {

@@ -558,6 +558,13 @@ func TestNeovim_ReviewAndUndo(t *testing.T) {
 		!strings.Contains(fresh.Note, "started a new session (second try): the next prompt goes to it") {
 		t.Errorf(":AlisioNew: %+v", fresh)
 	}
+	if chat := lines(res["chat_of_new_session"]); strings.Contains(chat, "the first session was compacted") {
+		t.Errorf("the new session's chat shows the first session's notice:\n%s", chat)
+	}
+	// Once answered, nothing in the chat says that a change waits: not the call's line, nor the note.
+	if chat := lines(res["chat_after_answers"]); strings.Contains(chat, "⏸ waits") || strings.Contains(chat, "ga accepts") || !strings.Contains(chat, "new.txt") {
+		t.Errorf("after the answers the chat still says a change waits:\n%s", chat)
+	}
 	if chat := lines(res["chat_in_review"]); !strings.Contains(chat, "· running…\n  ⏸ waits for your review: ga accepts, gr rejects") {
 		t.Errorf("the chat while the edit waits for its review:\n%s", chat)
 	}

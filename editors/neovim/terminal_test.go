@@ -135,6 +135,15 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 	if !regexp.MustCompile(`│ⓘ compaction skipped: not enough`).MatchString(compacted) {
 		t.Errorf("%s: the chat lost its width when the terminal shrank:\n%s", ui, compacted)
 	}
+	// So is the answer to a command the user gave, when longer than the command line: cut there, with where
+	// the whole of it is, and in full in the chat.
+	tmux(t, socket, "send-keys", "-t", "0", ":AlisioEditCheckpoint", "Enter")
+	answered := wait("the answer to :AlisioEditCheckpoint and its note in the chat", func(s string) bool {
+		return strings.Contains(s, "Alisio: this session has no") && strings.Contains(s, "ⓘ this session has no checkpoint")
+	})
+	if strings.Contains(answered, "Press ENTER") || !strings.Contains(answered, "… (:Alisio shows all)") {
+		t.Errorf("%s: the answer to :AlisioEditCheckpoint is not cut to the command line:\n%s", ui, answered)
+	}
 	tmux(t, socket, "send-keys", "-t", "0", ":Alisio", "Enter", "ityped after it", "Escape")
 	wait("the keys typed after the sentence, in the chat's input", func(s string) bool { return strings.Contains(s, "typed after it") })
 	// A review that comes while the user types waits for them to leave insert mode: its tab would take the

@@ -210,6 +210,9 @@ end
 
 --- use_session makes id the session the meter and the commands use.
 function M.use_session(id)
+  if id ~= state.session then
+    chat.clear_notes() -- what they said is about the other session
+  end
   state.session, state.status = id, nil
   client.request('alisio/status', { session = id }, function(err, st)
     if not err then

@@ -53,6 +53,16 @@ local function lines_of(text)
   return l
 end
 
+-- WAITS is the chat's line under a call that waits for the user's review.
+local WAITS = '  ⏸ waits for your review: ga accepts, gr rejects (:AlisioAccept, :AlisioReject)'
+
+-- answered takes from the chat what said that a question waits: its note, and the line under its call.
+local function answered()
+  local chat = require('alisio.chat')
+  chat.drop_note('approval')
+  chat.unsay(WAITS)
+end
+
 -- deferred is a question that came while the user was typing: it opens when they leave insert mode.
 local deferred
 
@@ -62,7 +72,7 @@ function M.ask(p)
   if not p.noted and state.turn then
     -- The call's line in the chat says running…: it waits for the user, and the chat says so under it.
     p.noted = true
-    require('alisio.chat').append_lines({ '  ⏸ waits for your review: ga accepts, gr rejects (:AlisioAccept, :AlisioReject)' })
+    require('alisio.chat').append_lines({ WAITS })
   end
   local mode = vim.api.nvim_get_mode().mode
   if mode:sub(1, 1) == 'i' or mode:sub(1, 1) == 'R' then
@@ -127,6 +137,7 @@ function M.answer(approved)
   end
   deferred = nil
   close_view()
+  answered()
   client.request('alisio/approvalAnswer', { approval = q.approval, approved = approved }, function(err)
     if err then
       util.notify(util.err_message(err), util.levels.WARN)
@@ -137,9 +148,11 @@ end
 --- withdrawn closes the question the daemon no longer waits for (no answer in time, the turn stopped).
 function M.withdrawn(p)
   if deferred and deferred.approval == p.approval then
+    answered()
     deferred = nil
     util.notice('the change no longer waits for an answer (no answer in time, or the turn stopped): it was not made', util.levels.WARN, 'approval')
   elseif open and open.approval == p.approval then
+    answered()
     close_view()
     util.notify('the change no longer waits for an answer (no answer in time, or the turn stopped): it was not made', util.levels.WARN)
   end

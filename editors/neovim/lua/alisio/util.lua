@@ -7,11 +7,6 @@ local M = {}
 M.levels = vim.log.levels
 M.uv = vim.uv or vim.loop -- vim.uv from 0.10
 
---- notify shows msg, prefixed with "Alisio: ".
-function M.notify(msg, level)
-  vim.notify('Alisio: ' .. (msg or ''), level or M.levels.INFO)
-end
-
 -- builtin_notify says whether vim.notify is Neovim's own, which writes on the command line (a plugin's, such as
 -- nvim-notify's or noice's, shows a long message in a window of its own).
 local function builtin_notify()
@@ -22,27 +17,51 @@ end
 -- HIGHLIGHTS are the command line's colours of the levels that have one.
 local HIGHLIGHTS = { [M.levels.WARN] = 'WarningMsg', [M.levels.ERROR] = 'ErrorMsg' }
 
---- notice shows a sentence the daemon says on its own, maybe while the user types (a compaction's, a
---- plugin's): in full at the end of the chat (chat.note; key: see there), and in full to a notification plugin.
---- On Neovim's own command line it is cut to the room that line has: a longer message would stop for Enter and
---- take the next key typed.
-function M.notice(msg, level, key)
-  chat.note(msg, key)
-  if not builtin_notify() then
-    M.notify(msg, level)
-    return
-  end
-  local line = 'Alisio: ' .. msg:gsub('%s*\n%s*', ' ')
+-- MORE ends a line cut to the command line: where the whole of it is.
+local MORE = '… (:Alisio shows all)'
+
+-- echo_line writes line on Neovim's command line, cut to the room it has: a longer one would stop for Enter and
+-- take the next key typed.
+local function echo_line(line, level)
   local room = vim.v.echospace
   if vim.fn.strdisplaywidth(line) > room then
+    local more = room >= 50 and MORE or '…'
     local n = vim.fn.strchars(line)
     repeat
       n = n - 1
       line = vim.fn.strcharpart(line, 0, n)
-    until vim.fn.strdisplaywidth(line) < room
-    line = line .. '…'
+    until vim.fn.strdisplaywidth(line .. more) < room
+    line = line .. more
   end
   vim.api.nvim_echo({ { line, HIGHLIGHTS[level] } }, true, {})
+end
+
+--- notify shows msg, prefixed with "Alisio: ", the answer to what the user just did. On Neovim's own command
+--- line a message longer than that line is cut to it, and given in full at the end of the chat (chat.note),
+--- so that it never stops for Enter.
+function M.notify(msg, level)
+  msg = msg or ''
+  if not builtin_notify() then
+    vim.notify('Alisio: ' .. msg, level or M.levels.INFO)
+    return
+  end
+  local line = 'Alisio: ' .. msg:gsub('%s*\n%s*', ' ')
+  if vim.fn.strdisplaywidth(line) > vim.v.echospace then
+    chat.note(msg)
+  end
+  echo_line(line, level)
+end
+
+--- notice shows a sentence the daemon says on its own, maybe while the user types (a compaction's, a
+--- plugin's): in full at the end of the chat (chat.note; key: see there), and in full to a notification plugin.
+--- On Neovim's own command line it is cut to the room that line has.
+function M.notice(msg, level, key)
+  chat.note(msg, key)
+  if not builtin_notify() then
+    vim.notify('Alisio: ' .. msg, level or M.levels.INFO)
+    return
+  end
+  echo_line('Alisio: ' .. msg:gsub('%s*\n%s*', ' '), level)
 end
 
 --- obj makes an empty Lua table travel as a JSON object ({}), not as an array ([]), which the server refuses.

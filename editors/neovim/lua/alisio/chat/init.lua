@@ -71,17 +71,39 @@ end
 --- stays until the next prompt; a note of the same kind (key, when given) takes the place of the one before it
 --- when the chat is drawn again (a compaction's start, then its end).
 function M.note(text, key)
-  for i, n in ipairs(state.notes) do
-    if key and n.key == key then
-      table.remove(state.notes, i)
-      break
-    end
-  end
+  M.drop_note(key)
   table.insert(state.notes, { key = key, text = text })
   if #state.notes > MAX_NOTES then
     table.remove(state.notes, 1)
   end
   M.append_lines(note_lines(text))
+end
+
+--- unsay removes the last line of the chat that is line, and the blank line after it when blank_after is set
+--- (a note's).
+function M.unsay(line, blank_after)
+  if not valid(state.buf) then
+    return
+  end
+  local lines = vim.api.nvim_buf_get_lines(state.buf, 0, -1, false)
+  for i = #lines, 1, -1 do
+    if lines[i] == line then
+      set_lines(i - 1, (blank_after and lines[i + 1] == '') and i + 1 or i, {})
+      return
+    end
+  end
+end
+
+--- drop_note removes the note of kind key (a question answered, a compaction's start when it ends), from the
+--- chat and from what it draws again.
+function M.drop_note(key)
+  for i, n in ipairs(state.notes) do
+    if key and n.key == key then
+      table.remove(state.notes, i)
+      M.unsay(note_lines(n.text)[1], true)
+      return
+    end
+  end
 end
 
 --- clear_notes forgets the notes (a prompt was sent: what they said is behind it).

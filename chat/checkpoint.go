@@ -87,7 +87,8 @@ func (m *model) checkpointRead(msg checkpointMsg) tea.Cmd {
 		if changed := msg.res.RelevantFilesChangedSince; len(changed) > 0 {
 			foot += " Changed since it was written: " + strings.Join(changed, ", ") + "."
 		}
-		m.say(m.markdown(msg.res.Text) + "\n\n" + m.sty.dim.Render(foot))
+		m.add(block{markdown: msg.res.Text, text: m.sty.dim.Render(foot)}) // drawn again at each width
+		m.refresh()
 		return nil
 	}
 	// One field a line, as the daemon writes it (the JSON-RPC answer carries it compacted).

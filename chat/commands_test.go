@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/alisio-lsp/alisio-lsp/agent"
 	"github.com/alisio-lsp/alisio-lsp/api"
+	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
 )
 
@@ -110,19 +112,25 @@ func TestRender(t *testing.T) {
 			t.Errorf("the tool line %q lacks %q", line, want)
 		}
 	}
+	// A running call's name starts where a finished one's does: the spinner's frame is one cell, like ✓.
+	running := toolCall{name: "run_command", args: `{"command":"sleep 20"}`}.line(newModel(context.Background(), nil, Options{}).spin.View(), sty)
+	if at, want := lipgloss.Width(running[:strings.Index(running, "run_command")]), lipgloss.Width(line[:strings.Index(line, "run_command")]); at != want {
+		t.Errorf("a running call's name starts at column %d, a finished one's at %d: %q", at, want, running)
+	}
 	if got := mainArgument(`{"pattern":"TODO","path":"."}`); got != "TODO" {
 		t.Errorf("a search is named by %q, want its pattern", got)
 	}
 	st := &api.Status{Meter: api.Meter{Tokens: 30_000, LimitTokens: 100_000}}
 	st.Threshold, st.NextAction, st.Auto = 0.85, "compact (window)", true
-	for _, width := range []int{0, 1, 10, 40, 70, 200} {
+	for _, width := range []int{0, 1, 10, 40, 70, 90, 100, 200} {
 		m := meterLine(st, "0123456789abcdef", "a title", width, sty)
 		if w := lipgloss.Width(m); width > 0 && w != width {
 			t.Errorf("the meter is %d cells wide in %d: %q", w, width, m)
 		}
 		// The figures come first: a narrow terminal loses the session's name, not how full the request is.
 		if width >= 40 && !strings.Contains(m, "30k/100k tokens (30%)") || width >= 70 && !strings.Contains(m, "compacts before the next call") ||
-			width >= 120 && !strings.Contains(m, "session 01234567 a title") || strings.Contains(m, "· session 0123456…") {
+			width >= 90 && !strings.Contains(m, "session 01234567 a") || width >= 120 && !strings.Contains(m, "session 01234567 a title") ||
+			strings.Contains(m, "· session 0123456…") {
 			t.Errorf("meter at %d: %q", width, m)
 		}
 	}
@@ -355,5 +363,52 @@ func TestMergeSettings(t *testing.T) {
 	}
 	if got := string(mergeSettings(nil, json.RawMessage(`{"a":1}`))); got != `{"a":1}` {
 		t.Errorf("no file: %s", got)
+	}
+}
+
+// TestStreamedReplyDoesNotMove: a reply is wrapped where it streams as the finished reply is, so that its
+// lines do not move when it settles into markdown.
+func TestStreamedReplyDoesNotMove(t *testing.T) {
+	text := "The entry point calls greet with the name it was given, which formats the greeting and returns it; the tests cover the empty name, a name with spaces, and a very long name that is cut at forty characters, so nothing else needs a change before the flag."
+	lines := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(regexp.MustCompile(`\x1b\[[0-9;]*m`).ReplaceAllString(s, ""), "\n") {
+			out = append(out, strings.TrimRight(l, " "))
+		}
+		return out
+	}
+	for _, width := range []int{60, 80, 100, 160} {
+		m := newModel(context.Background(), nil, Options{})
+		m.resize(width, 30)
+		var b strings.Builder
+		b.WriteString(text)
+		turn := []segment{{text: &b}}
+		streamed, final := lines(m.drawSegments(turn, false)), lines(m.drawSegments(turn, true))
+		if strings.Join(streamed, "\n") != strings.Join(final, "\n") {
+			t.Errorf("at %d columns the reply moves when it settles:\nstreamed:\n%s\nfinished:\n%s", width, strings.Join(streamed, "\n"), strings.Join(final, "\n"))
+		}
+	}
+}
+
+// TestCheckpointRedrawnAtEachWidth: the checkpoint /checkpoint shows is markdown drawn again when the terminal
+// is resized, not its drawing at the width it was read at, wrapped again (which left lines at column 0).
+func TestCheckpointRedrawnAtEachWidth(t *testing.T) {
+	cp := compaction.Checkpoint{Goal: "Add a flag for the greeting's language, default English, with a table test for each language we support now.",
+		Instructions: []string{"Keep the public API as it is; the release notes say so and the users of the library depend on it."}, Replaced: 5}
+	read := checkpointMsg{res: api.CheckpointResult{Session: "s1", Checkpoint: &cp, Text: cp.Render(), ReplacedMessages: 5}}
+	at := func(widths ...int) string {
+		m := newModel(context.Background(), nil, Options{})
+		m.session = "s1"
+		m.resize(widths[0], 40)
+		m.checkpointRead(read)
+		for _, w := range widths[1:] {
+			m.resize(w, 40)
+		}
+		return m.drawn
+	}
+	for _, w := range []int{80, 100, 200} {
+		if resized, direct := at(160, w), at(w); resized != direct {
+			t.Errorf("the checkpoint read at 160 columns, then drawn at %d:\n%s\nread at %d:\n%s", w, resized, w, direct)
+		}
 	}
 }

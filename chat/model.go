@@ -135,9 +135,10 @@ type segment struct {
 // block is one entry of the conversation. It is drawn again at each width (glamour wraps markdown itself), so
 // a finished turn keeps its segments rather than their drawing.
 type block struct {
-	text string    // styled text, wrapped to the width
-	turn []segment // a finished turn, or a stored assistant message: markdown and tool lines
-	help bool      // the /help table
+	markdown string    // markdown, drawn above text (the checkpoint /checkpoint shows)
+	text     string    // styled text, wrapped to the width
+	turn     []segment // a finished turn, or a stored assistant message: markdown and tool lines
+	help     bool      // the /help table
 }
 
 // The results of what runs in the background.
@@ -162,6 +163,16 @@ type (
 	statusMsg struct{ st *api.Status }
 )
 
+// oneCell is spinner s with its frames one cell wide, like the marks of finished calls (the frames of bubbles'
+// spinners end in a space of their own).
+func oneCell(s spinner.Spinner) spinner.Spinner {
+	frames := make([]string, len(s.Frames))
+	for i, f := range s.Frames {
+		frames[i] = strings.TrimRight(f, " ")
+	}
+	return spinner.Spinner{Frames: frames, FPS: s.FPS}
+}
+
 func newModel(ctx context.Context, client *Client, opts Options) *model {
 	in := textarea.New()
 	in.Placeholder = "Ask the agent… (/help for commands)"
@@ -171,7 +182,7 @@ func newModel(ctx context.Context, client *Client, opts Options) *model {
 	in.CharLimit = 0
 	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
 	in.Focus()
-	sp := spinner.New(spinner.WithSpinner(spinner.Dot))
+	sp := spinner.New(spinner.WithSpinner(oneCell(spinner.Dot)))
 	m := &model{ctx: ctx, client: client, opts: opts, sty: newStyles(), input: in, spin: sp, view: viewport.New(80, 20), follow: true,
 		overrides: Overrides{}, plugins: append([]config.Plugin(nil), opts.Config.Plugins...), memory: opts.Config.Memory.Enabled,
 		checkpointDrafts: map[string]checkpointDraft{}}
@@ -595,8 +606,9 @@ func (m *model) drawSegments(segs []segment, final bool) string {
 			if final {
 				parts = append(parts, m.markdown(s.text.String()))
 			} else {
-				// Where glamour will draw it (its margin of 2), so that the finished reply does not move.
-				parts = append(parts, lipgloss.NewStyle().PaddingLeft(2).Width(max(20, m.width-2)).Render(strings.TrimSpace(s.text.String())))
+				// Where glamour will draw it (its margin of 2 each side, inside its wrap at width-4), so that
+				// the finished reply does not move.
+				parts = append(parts, lipgloss.NewStyle().PaddingLeft(2).Width(max(20, m.width-6)).Render(strings.TrimSpace(s.text.String())))
 			}
 		}
 	}
@@ -640,6 +652,8 @@ func (m *model) draw(b block) string {
 		return helpView(m.width)
 	case b.turn != nil:
 		return m.drawSegments(b.turn, true)
+	case b.markdown != "":
+		return m.markdown(b.markdown) + "\n\n" + m.wrap(b.text)
 	}
 	return m.wrap(b.text)
 }

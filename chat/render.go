@@ -132,24 +132,30 @@ func meterLine(st *api.Status, session, title string, width int, sty styles) str
 			parts = append(parts, fmt.Sprintf("cache %.0f%%", 100*float64(st.Cache.LastCached)/float64(st.Cache.LastInput)))
 		}
 	}
-	name := "new session"
+	// The figures come first (a narrow terminal loses the session's label, not how full the request is); the
+	// label is cut to the room they leave, down to its ID.
+	label, short := "new session", "new session"
 	if session != "" {
-		name = "session " + shortID(session)
+		short = "session " + shortID(session)
+		label = short
 		if title != "" {
-			name += " " + clip(title, 24)
+			label += " " + clip(title, 24)
 		}
 	}
-	parts = append(parts, name)
 	line := ""
 	for i, p := range parts {
-		next := " " + p
-		if i > 0 {
-			next = " ·" + next
-		}
-		if i > 0 && lipgloss.Width(line+next) > width {
+		next := " · " + p
+		if i == 0 {
+			next = " " + p
+		} else if lipgloss.Width(line+next) > width {
 			break
 		}
 		line += next
+	}
+	if room := width - lipgloss.Width(line) - len(" · "); room >= lipgloss.Width(short) {
+		line += " · " + clip(label, room)
+	} else if line == "" {
+		line = " " + label
 	}
 	return sty.meter.Width(width).Render(clip(line, width))
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
@@ -615,14 +616,41 @@ func (m *model) drawSegments(segs []segment, final bool) string {
 	return strings.Join(parts, "\n")
 }
 
+// markdown draws text, a reply's or the checkpoint's markdown, at the width.
 func (m *model) markdown(text string) string {
 	if m.md != nil {
-		if out, err := m.md.Render(text); err == nil {
-			return strings.Trim(out, "\n")
+		// glamour wraps a line broken at a hyphen one cell too long, then wraps its block again, which leaves a
+		// word alone on a line of its own (glamour#452): the hyphens of words do not break there, and are
+		// given back once drawn.
+		if out, err := m.md.Render(unbreakableHyphens(text)); err == nil {
+			return strings.Trim(strings.ReplaceAll(out, nonBreakingHyphen, "-"), "\n")
 		}
 	}
 	return strings.TrimSpace(text)
 }
+
+// nonBreakingHyphen is U+2011, a hyphen no line is broken at.
+const nonBreakingHyphen = "\u2011"
+
+// unbreakableHyphens is text with each hyphen between two letters or digits (in words, not markdown's
+// bullets and rules) made a non-breaking one.
+func unbreakableHyphens(text string) string {
+	if !strings.Contains(text, "-") {
+		return text
+	}
+	runes := []rune(text)
+	var b strings.Builder
+	for i, r := range runes {
+		if r == '-' && i > 0 && i < len(runes)-1 && wordRune(runes[i-1]) && wordRune(runes[i+1]) {
+			b.WriteString(nonBreakingHyphen)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // say adds a block of text below the conversation.
 func (m *model) say(text string) {

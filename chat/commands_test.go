@@ -320,6 +320,25 @@ func TestCommandErrorsStay(t *testing.T) {
 	}
 }
 
+// TestSettingsDropUnchanged: /settings KEY for a key this chat did not change says so, rather than that the
+// key is back to the config file's value; for one it changed, it drops the change.
+func TestSettingsDropUnchanged(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{Config: config.Default()})
+	m.resize(120, 30)
+	m.input.SetValue("/settings compaction.threshold")
+	if m.send() != nil {
+		t.Error("dropping a change never made sent the settings")
+	}
+	if flat := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(flat, "compaction.threshold was not changed by this chat") {
+		t.Errorf("the answer:\n%s", m.View())
+	}
+	m.overrides["compaction.threshold"] = 0.7
+	m.input.SetValue("/settings compaction.threshold")
+	if m.send() == nil || len(m.overrides) != 0 {
+		t.Errorf("a change made was not dropped: %v", m.overrides)
+	}
+}
+
 // TestRewrittenElsewhere: a meter whose epoch is later than the one drawn means another window or the CLI
 // rewrote the session, and the chat reads it again, once; not for its own turn or command (nor a meter that
 // arrives before that work's own status read), nor for messages appended without a rewrite (a stopped turn's

@@ -1164,6 +1164,10 @@ func (m *model) settingsCommand(arg string) tea.Cmd {
 		return nil
 	}
 	key, value, _ := strings.Cut(strings.TrimSpace(arg), " ")
+	if _, changed := m.overrides[key]; !changed && strings.TrimSpace(value) == "" {
+		m.say(fmt.Sprintf("%s was not changed by this chat, so there is nothing to drop (/settings lists what it changed; /settings %s VALUE changes it).", key, key))
+		return nil
+	}
 	before := Overrides{}
 	for k, v := range m.overrides {
 		before[k] = v

@@ -211,6 +211,10 @@ type Status struct {
 	agent.Status
 	// Compacting is set while a compaction of the session runs.
 	Compacting bool `json:"compacting"`
+	// ChangedElsewhere is set on a meter sent because another window or the command line wrote the session
+	// since this connection's last meter of it (a turn, a compaction, an undo): a client that shows the
+	// conversation reads it again.
+	ChangedElsewhere bool `json:"changedElsewhere,omitempty"`
 	// Notices are what the user should read about the session's state (Notices), in the editors' words.
 	Notices []Notice `json:"notices,omitempty"`
 	Meter

@@ -371,6 +371,26 @@ func TestRewrittenElsewhere(t *testing.T) {
 	if meter(5, 4) != nil || meter(5, 3) != nil {
 		t.Error("the same change, or an older meter, read the session again")
 	}
+	// A turn run in another window or on the command line appends without a rewrite: the meter says it
+	// was written elsewhere, and the chat reads it again when the count of messages changed.
+	m.busy = ""
+	elsewhere := func(messages int) tea.Cmd {
+		return m.incoming(api.Status{Status: agent.Status{Session: "s1", Messages: messages, Epoch: 4}, ChangedElsewhere: true})
+	}
+	if elsewhere(5) != nil {
+		t.Error("a command line command that wrote nothing of this session read it again")
+	}
+	if elsewhere(7) == nil {
+		t.Fatal("a turn run elsewhere (5 → 7 messages) was not noticed")
+	}
+	m.busy = "turn"
+	if elsewhere(9) != nil {
+		t.Error("a meter said written elsewhere read the session again during the chat's own turn")
+	}
+	m.busy = ""
+	if meter(11, 4) != nil {
+		t.Error("the chat's own messages read the session again")
+	}
 }
 
 // TestMergeSettings: /settings go over the chat's config file key by key; an empty file gives the changes.

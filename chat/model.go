@@ -463,12 +463,17 @@ func (m *model) incoming(v any) tea.Cmd {
 		if v.Session != m.session || m.session == "" {
 			break
 		}
+		before := m.status
 		m.status = &v
 		if v.Epoch > m.drawnEpoch {
 			m.drawnEpoch = v.Epoch
 			if m.busy == "" && !m.adopt {
 				return m.reopen()
 			}
+		}
+		// A turn another window or the command line ran appends without a rewrite.
+		if v.ChangedElsewhere && before != nil && v.Messages != before.Messages && m.busy == "" && !m.adopt {
+			return m.reopen()
 		}
 	case Approval:
 		m.approvals = append(m.approvals, v)
@@ -952,7 +957,7 @@ func (m *model) sessionLoaded(msg sessionMsg) {
 		}
 	}
 	if msg.changed {
-		m.say(m.sty.dim.Render(fmt.Sprintf("The session was changed outside this chat (a compaction, an undo or a checkpoint edit in another window or on the command line): read again, %d messages.", msg.page.Total)))
+		m.say(m.sty.dim.Render(fmt.Sprintf("The session was changed outside this chat (a turn, a compaction, an undo or a checkpoint edit in another window or on the command line): read again, %d messages.", msg.page.Total)))
 		return
 	}
 	m.say(m.sty.dim.Render(fmt.Sprintf("Continuing session %s (%d messages). /new starts another; /help lists the commands.", shortID(msg.id), msg.page.Total)))

@@ -15,7 +15,7 @@ func drainingServer(t *testing.T) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return &Server{connCtx: ctx, inflight: map[string]context.CancelFunc{}, exit: make(chan int, 1),
-		status: newStatusSender(ctx, time.Hour, func(string) {})}
+		status: newStatusSender(ctx, time.Hour, func(string, bool) {})}
 }
 
 // TestRequestAfterDrainIsRefused: a request the connection still reads after the daemon began to stop (an

@@ -801,14 +801,22 @@ func TestMeterReachesEveryWindowOfASession(t *testing.T) {
 	if err := e.client.Call(ctx(t), "alisio/prompt", map[string]any{"session": created.Session, "text": "hello"}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The other window's meter says the session was written elsewhere (a turn appends without a new epoch);
+	// the meters of the window that ran it never do.
 	other.Await(t, 5*time.Second, "the other window's meter after the turn", func(n []servertest.Notification) bool {
 		for _, x := range n {
-			if x.Method == "alisio/status" && strings.Contains(string(x.Params), created.Session) && strings.Contains(string(x.Params), `"messages":2`) {
+			if x.Method == "alisio/status" && strings.Contains(string(x.Params), created.Session) && strings.Contains(string(x.Params), `"messages":2`) &&
+				strings.Contains(string(x.Params), `"changedElsewhere":true`) {
 				return true
 			}
 		}
 		return false
 	})
+	for _, x := range e.client.Notifications("alisio/status") {
+		if strings.Contains(string(x.Params), `"changedElsewhere"`) {
+			t.Errorf("the window that ran the turn got a meter saying it was written elsewhere: %s", x.Params)
+		}
+	}
 	// Both windows calibrate the meter with the provider's report of the turn, whichever ran it.
 	var mine, theirs api.Status
 	if err := e.client.Call(ctx(t), "alisio/status", map[string]any{"session": created.Session}, &mine); err != nil {
@@ -843,7 +851,7 @@ func TestMeterFollowsTheCLI(t *testing.T) {
 	e.client.Await(t, 5*time.Second, "the meter after the CLI's compaction", func(n []servertest.Notification) bool {
 		for _, x := range n {
 			var st api.Status
-			if x.Method == "alisio/status" && json.Unmarshal(x.Params, &st) == nil && st.Session == sess.ID && st.Messages < before.Messages {
+			if x.Method == "alisio/status" && json.Unmarshal(x.Params, &st) == nil && st.Session == sess.ID && st.Messages < before.Messages && st.ChangedElsewhere {
 				return true
 			}
 		}

@@ -43,7 +43,7 @@ func (s *Server) applySettings(raw json.RawMessage, source string) {
 		go s.showMessage(protocol.MessageTypeError, "Alisio: "+err.Error()+". The previous settings stay in force.")
 		return
 	}
-	s.status.touchAll()
+	s.status.touchAll(false)
 }
 
 // pullConfiguration asks the client for the alisio section (workspace/configuration).

@@ -19,11 +19,13 @@ import (
 type statusSender struct {
 	ctx      context.Context
 	interval time.Duration
-	send     func(session string)
+	send     func(session string, elsewhere bool)
 
-	mu      sync.Mutex
-	known   map[string]bool
-	dirty   map[string]bool
+	mu    sync.Mutex
+	known map[string]bool
+	dirty map[string]bool
+	// elsewhere are the dirty sessions that another window or the command line wrote.
+	elsewhere map[string]bool
 	timer   *time.Timer
 	last    time.Time
 	stopped bool
@@ -31,8 +33,8 @@ type statusSender struct {
 	flushes sync.WaitGroup
 }
 
-func newStatusSender(ctx context.Context, interval time.Duration, send func(string)) *statusSender {
-	return &statusSender{ctx: ctx, interval: interval, send: send, known: map[string]bool{}, dirty: map[string]bool{}}
+func newStatusSender(ctx context.Context, interval time.Duration, send func(session string, elsewhere bool)) *statusSender {
+	return &statusSender{ctx: ctx, interval: interval, send: send, known: map[string]bool{}, dirty: map[string]bool{}, elsewhere: map[string]bool{}}
 }
 
 // touch marks session's status as changed.
@@ -58,17 +60,21 @@ func (t *statusSender) touchKnown(session string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.known[session] {
-		t.dirty[session] = true
+		t.dirty[session], t.elsewhere[session] = true, true
 		t.scheduleLocked()
 	}
 }
 
-// touchAll marks every session seen so far (after a settings change).
-func (t *statusSender) touchAll() {
+// touchAll marks every session seen so far (after a settings change; elsewhere: after the command line
+// changed the store).
+func (t *statusSender) touchAll(elsewhere bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for s := range t.known {
 		t.dirty[s] = true
+		if elsewhere {
+			t.elsewhere[s] = true
+		}
 	}
 	if len(t.dirty) > 0 {
 		t.scheduleLocked()
@@ -100,15 +106,15 @@ func (t *statusSender) stop() {
 func (t *statusSender) flush() {
 	defer t.flushes.Done()
 	t.mu.Lock()
-	batch := t.dirty
-	t.dirty, t.timer, t.last = map[string]bool{}, nil, time.Now()
+	batch, elsewhere := t.dirty, t.elsewhere
+	t.dirty, t.elsewhere, t.timer, t.last = map[string]bool{}, map[string]bool{}, nil, time.Now()
 	stopped := t.stopped
 	t.mu.Unlock()
 	if stopped || t.ctx.Err() != nil {
 		return
 	}
 	for s := range batch {
-		t.send(s)
+		t.send(s, elsewhere[s])
 	}
 }
 
@@ -132,7 +138,9 @@ func (s *Server) meter(st agent.Status, session string) *api.Status {
 	return &api.Status{V: api.SchemaVersion, Status: st, Compacting: compacting, Notices: api.Notices(st, w), Meter: meter}
 }
 
-func (s *Server) sendStatus(session string) {
+// sendStatus sends the meter of session; elsewhere says that another window or the command line wrote the
+// session since the last one.
+func (s *Server) sendStatus(session string, elsewhere bool) {
 	ag, err := s.agentFor(s.connCtx)
 	var p *api.Status
 	if err == nil {
@@ -142,6 +150,7 @@ func (s *Server) sendStatus(session string) {
 		s.log.Debug("no status", zap.String("session", session), zap.Error(err))
 		return
 	}
+	p.ChangedElsewhere = elsewhere
 	if err := s.conn.Notify(s.connCtx, "alisio/status", p); err != nil {
 		s.log.Debug("sending status", zap.Error(err))
 	}

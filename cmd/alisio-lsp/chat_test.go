@@ -283,6 +283,12 @@ esac
 	term.waitFor("› /memories delete 1")
 	term.keys("Enter")
 	term.waitFor(`Deleted the memory "Tests run with make test."`)
+	// A turn run on the command line into this session, through the same daemon, appends without a rewrite:
+	// the open chat reads the session again and draws it (whatever became of the turn: the script is spent).
+	prompt := exec.Command(binary, "--data-dir", data, "--config", cfg, "prompt", "--session", sessionID, "asked from the shell")
+	prompt.Dir = ws
+	_ = prompt.Run()
+	term.waitFor("asked from the shell")
 	term.keys("/exit", "Enter")
 	term.waitFor("the session works in " + ws)
 	term.waitFor("CHAT-EXIT=0")

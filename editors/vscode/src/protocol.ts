@@ -31,6 +31,8 @@ export interface Status {
   epoch?: number;
   uncertainCalls: string[] | null;
   compacting: boolean;
+  /** Set on a meter sent because another window or the command line wrote the session since the last one. */
+  changedElsewhere?: boolean;
   /** The daemon's sentences about the session's state (uncertain calls, a partial checkpoint). */
   notices?: Notice[];
   /** The request's size in tokens — one figure: "calibrated" from the provider's counts, or "estimated". */

@@ -26,9 +26,9 @@ type statusSender struct {
 	dirty map[string]bool
 	// elsewhere are the dirty sessions that another window or the command line wrote.
 	elsewhere map[string]bool
-	timer   *time.Timer
-	last    time.Time
-	stopped bool
+	timer     *time.Timer
+	last      time.Time
+	stopped   bool
 	// flushes counts the scheduled or running flushes, so that stop can wait for them.
 	flushes sync.WaitGroup
 }

@@ -164,10 +164,17 @@ vim.o.statusline = "%%f%%=%%{v:lua.require'alisio'.statusline()} "
 	if b, err := os.ReadFile(filepath.Join(ws, "main.go")); err != nil || !strings.Contains(string(b), "// reviewed") {
 		t.Errorf("%s: the accepted edit is not in main.go: %q %v", ui, b, err)
 	}
-	// Wider, then narrow again: no window is squeezed to a sliver (Neovim gives and takes the columns of one).
+	// Wider, then narrow again: no window is squeezed to a sliver (Neovim gives and takes the columns of one),
+	// and a chat longer than its window still shows its end.
+	tmux(t, socket, "send-keys", "-t", "0", ":lua local l = {} for i = 1, 120 do l[i] = 'earlier line ' .. i end require('alisio.chat').append_lines(l)", "Enter")
+	wait("the long chat's end", func(s string) bool { return strings.Contains(s, "earlier line 120") })
 	tmux(t, socket, "resize-window", "-t", "0", "-x", "160", "-y", "30")
 	time.Sleep(300 * time.Millisecond)
 	tmux(t, socket, "resize-window", "-t", "0", "-x", "80", "-y", "30")
+	time.Sleep(300 * time.Millisecond)
+	if s := screen(); !strings.Contains(s, "earlier line 120") {
+		t.Errorf("%s: after 80 → 160 → 80 columns the chat no longer shows its end:\n%s", ui, s)
+	}
 	widths := filepath.Join(t.TempDir(), "widths")
 	tmux(t, socket, "send-keys", "-t", "0", fmt.Sprintf(":lua vim.fn.writefile(vim.tbl_map(vim.api.nvim_win_get_width, vim.api.nvim_tabpage_list_wins(0)), %q)", widths), "Enter")
 	var got []byte

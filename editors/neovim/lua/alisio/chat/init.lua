@@ -225,10 +225,16 @@ local function keep_share()
   vim.api.nvim_create_autocmd('VimResized', { group = group, callback = function()
     local w = win_of(state.buf)
     if w and state.share then
+      local at_end = vim.api.nvim_win_get_cursor(w)[1] == vim.api.nvim_buf_line_count(state.buf)
       vim.api.nvim_win_set_width(w, math.max(1, math.floor(vim.o.columns * state.share)))
       -- The other windows share what is left (Neovim took it from one of them): the chat and the input keep
       -- their sizes (winfixwidth, winfixheight).
       vim.cmd('wincmd =')
+      if at_end then
+        -- Lines wrap anew at the new width: the end of the conversation stays at the bottom of the window
+        -- (Neovim would keep the top line, and show the first message, or nothing but the last line).
+        vim.api.nvim_win_call(w, function() vim.cmd('normal! Gzb') end)
+      end
     end
   end })
 end

@@ -16,6 +16,7 @@ import (
 	"github.com/alisio-lsp/alisio-lsp/api"
 	"github.com/alisio-lsp/alisio-lsp/compaction"
 	"github.com/alisio-lsp/alisio-lsp/config"
+	"github.com/alisio-lsp/alisio-lsp/transcript"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -449,5 +450,20 @@ func TestCheckpointRedrawnAtEachWidth(t *testing.T) {
 		if resized, direct := at(160, w), at(w); resized != direct {
 			t.Errorf("the checkpoint read at 160 columns, then drawn at %d:\n%s\nread at %d:\n%s", w, resized, w, direct)
 		}
+	}
+}
+
+// TestTurnDrawnAsReadBack: a finished turn is drawn as the same turn read back from the store: a blank line
+// above the text that follows a call.
+func TestTurnDrawnAsReadBack(t *testing.T) {
+	m := newModel(context.Background(), nil, Options{})
+	m.resize(100, 30)
+	text := func(s string) *strings.Builder { b := &strings.Builder{}; b.WriteString(s); return b }
+	call := transcript.ToolCall{ID: "c1", Name: "list_dir", Arguments: `{"path":"."}`}
+	live := m.drawSegments([]segment{{text: text("Looking around.")}, {call: &toolCall{id: call.ID, name: call.Name, args: call.Arguments}}, {text: text("Two files.")}}, true)
+	first, _ := m.storedBlock(api.PageMessage{Message: transcript.Message{Role: "assistant", Text: "Looking around.", ToolCalls: []transcript.ToolCall{call}}}, nil)
+	second, _ := m.storedBlock(api.PageMessage{Message: transcript.Message{Role: "assistant", Text: "Two files."}}, nil)
+	if stored := m.draw(first) + "\n\n" + m.draw(second); live != stored {
+		t.Errorf("drawn live:\n%s\nread back:\n%s", live, stored)
 	}
 }

@@ -601,24 +601,33 @@ func (m *model) drawSegments(segs []segment, final bool) string {
 	if final {
 		spin = "?"
 	}
-	var parts []string
+	var b strings.Builder
+	add := func(part string, text bool) {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+			if text {
+				b.WriteString("\n") // text after a call has a blank line above it, as a turn read back from the store
+			}
+		}
+		b.WriteString(part)
+	}
 	for _, s := range segs {
 		switch {
 		case s.call != nil:
-			parts = append(parts, s.call.line(spin, m.sty))
+			add(s.call.line(spin, m.sty), false)
 		case s.note != "":
-			parts = append(parts, m.wrap(m.sty.dim.Render(s.note)))
+			add(m.wrap(m.sty.dim.Render(s.note)), false)
 		case s.text != nil && strings.TrimSpace(s.text.String()) != "":
 			if final {
-				parts = append(parts, m.markdown(s.text.String()))
+				add(m.markdown(s.text.String()), true)
 			} else {
 				// Where glamour will draw it (its margin of 2 each side, inside its wrap at width-4), so that
 				// the finished reply does not move.
-				parts = append(parts, lipgloss.NewStyle().PaddingLeft(2).Width(max(20, m.width-6)).Render(strings.TrimSpace(s.text.String())))
+				add(lipgloss.NewStyle().PaddingLeft(2).Width(max(20, m.width-6)).Render(strings.TrimSpace(s.text.String())), true)
 			}
 		}
 	}
-	return strings.Join(parts, "\n")
+	return b.String()
 }
 
 // markdown draws text, a reply's or the checkpoint's markdown, at the width.

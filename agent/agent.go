@@ -205,7 +205,7 @@ func (a *Agent) Prompt(ctx context.Context, id, text string) (TurnResult, error)
 		if steps := cfg.Limits.MaxStepsPerTurn; steps > 0 && res.ModelCalls >= steps {
 			return res, &StepLimitError{Steps: res.ModelCalls}
 		}
-		emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
+		emit := a.compactionEvents(id)
 		st.mu.Lock()
 		sum := st.meter // the running summary of view: the decision needs no rescan
 		st.mu.Unlock()
@@ -440,7 +440,37 @@ func (a *Agent) Compact(ctx context.Context, id, focus string, emit compaction.E
 	defer a.shared.lockTurn(a.Store, id)()
 	defer st.forgetMeter()
 	st.discardAhead()
-	return a.ContextManager.Compact(ctx, id, focus, emit)
+	inMeter := emit
+	if emit != nil {
+		inMeter = func(e compaction.Event) { emit(a.inMeterTokens(id, e)) }
+	}
+	res, err := a.ContextManager.Compact(ctx, id, focus, inMeter)
+	res.Event = a.inMeterTokens(id, res.Event)
+	return res, err
+}
+
+// compactionEvents is the emitter of session id's compactions: each event goes to the agent's listeners, its
+// tokens counted as the meter counts them.
+func (a *Agent) compactionEvents(id string) compaction.Emitter {
+	return func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: a.inMeterTokens(id, e)}) }
+}
+
+// inMeterTokens is e, when a completed compaction, with the request's tokens before and after counted as the
+// meter counts them: by the chars per token of the provider's last report when there is one (else as e has
+// them, at about 4 chars a token), so that the compaction's sentence and the meter give one figure.
+func (a *Agent) inMeterTokens(id string, e compaction.Event) compaction.Event {
+	if e.Type != compaction.EventCompleted || e.AfterTokens == 0 {
+		return e
+	}
+	sess, err := a.Store.Session(id)
+	if err != nil {
+		return e
+	}
+	if cpt := a.calibration(sess).CharsPerToken; cpt > 0 {
+		tools := a.ToolsChars()
+		e.BeforeTokens, e.AfterTokens = int(float64(e.BeforeChars+tools)/cpt), int(float64(e.AfterChars+tools)/cpt)
+	}
+	return e
 }
 
 // SetSettings changes the configuration (from the next model call) and discards the background summaries,

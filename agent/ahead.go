@@ -77,7 +77,7 @@ func (a *Agent) maybeStartAhead(id string, st *sessionState, v storage.View, sum
 	job := &aheadJob{cancel: cancel, done: make(chan struct{})}
 	st.ahead = job
 	st.mu.Unlock()
-	emit := func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: e}) }
+	emit := a.compactionEvents(id)
 	in, opts := a.input(v), a.options(v.Session, compaction.ReasonAuto, "")
 	opts.HardLimit = d.HardLimit
 	emit(compaction.Event{Type: compaction.EventAheadStarted, Reason: compaction.ReasonAuto})

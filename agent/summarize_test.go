@@ -44,10 +44,15 @@ func threeTurnsThenCompact(t *testing.T, h *harness, first, focus string) string
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.agent.Compact(context.Background(), id, focus, nil); err != nil {
+	res, err := h.agent.Compact(context.Background(), id, focus, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	h.checkAll(t, id)
+	// The compaction's sentence counts the request as the meter does: by the provider's reported tokens.
+	if st, err := h.agent.Status(id); err != nil || st.LastReportedTokens == 0 || res.Event.AfterTokens != st.CalibratedTokens {
+		t.Errorf("the compaction says the request is %d tokens; the meter %d (%v)", res.Event.AfterTokens, st.CalibratedTokens, err)
+	}
 	return id
 }
 

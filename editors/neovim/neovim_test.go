@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/alisio-lsp/alisio-lsp/agent/providertest"
+	"github.com/alisio-lsp/alisio-lsp/storage"
 )
 
 var binary string
@@ -493,6 +494,29 @@ func TestNeovim_Tools(t *testing.T) {
 	}
 	if after := lines(r.Results["sources_after"]); strings.Contains(after, "docs") {
 		t.Errorf("the disabled server is still a source: %s", after)
+	}
+}
+
+// TestNeovim_Memories: :AlisioMemories lists the workspace's memories, oldest first, numbered, a memory of
+// several lines on one line; picking one and answering "Delete it" deletes it from the store.
+func TestNeovim_Memories(t *testing.T) {
+	ws, data := workspace(t)
+	st, err := storage.OpenDataDir(filepath.Join(data, "alisio"), storage.DefaultOptions(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddMemories(ws, "s0", []string{"Tests run with make test.", "Release steps:\n1. make dist", "Never push to main."}); err != nil || st.Close() != nil {
+		t.Fatal(err)
+	}
+	r := nvim(t, "memories.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data)
+	if offered := lines(r.Results["offered"]); !strings.Contains(offered, "1. Tests run with make test.\n2. Release steps: 1. make dist\n3. Never push to main.") {
+		t.Errorf(":AlisioMemories offered:\n%s", offered)
+	}
+	if prompts := lines(r.Results["prompts"]); !strings.Contains(prompts, "pick one to delete it") || !strings.Contains(prompts, `Delete the memory "Tests run with make test."?`) {
+		t.Errorf("the questions:\n%s", prompts)
+	}
+	if after := lines(r.Results["after"]); strings.Contains(after, "make test") || !strings.HasPrefix(after, "1. Release steps") {
+		t.Errorf("after deleting the first, :AlisioMemories offered:\n%s", after)
 	}
 }
 

@@ -71,6 +71,7 @@ M.new_session = commands.new_session
 M.checkpoint = views.checkpoint
 M.context = views.context
 M.tools = views.tools
+M.memories = views.memories
 M.undo_turn = review.undo_turn
 M.edit_checkpoint = checkpoint.edit
 M.undo_compaction = checkpoint.undo

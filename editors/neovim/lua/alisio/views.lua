@@ -250,4 +250,44 @@ function M.tools()
   end)
 end
 
+--- memories lists what the memory plugin saved for the workspace, oldest first, with those memory.maxChars
+--- leaves out of a request marked; picking one asks whether to delete it (:AlisioMemories).
+function M.memories()
+  client.request('alisio/memories', vim.empty_dict(), function(err, res)
+    if err then
+      util.notify(util.err_message(err), util.levels.ERROR)
+      return
+    end
+    local list = res.memories or {}
+    if #list == 0 then
+      util.notify('no memories for ' .. (res.workspace or 'this workspace') .. ' yet: the memory plugin saves them at each compaction (memory.enabled)')
+      return
+    end
+    local from = #list - (res.sent or #list) -- the oldest ones a request leaves out
+    local items = {}
+    for i, m in ipairs(list) do
+      table.insert(items, { id = m.id, text = m.text, line = string.format('%d. %s%s', i, (m.text or ''):gsub('%s*\n%s*', ' '),
+        i <= from and ' (not sent: memory.maxChars)' or '') })
+    end
+    local prompt = string.format('Alisio memories of %s, oldest first; new sessions start with them (pick one to delete it)', res.workspace)
+    vim.ui.select(items, { prompt = prompt, format_item = function(i) return i.line end }, function(choice)
+      if not choice then
+        return
+      end
+      vim.ui.select({ 'Delete it', 'Keep it' }, { prompt = 'Delete the memory "' .. choice.line:gsub('^%d+%. ', '') .. '"?' }, function(answer)
+        if answer ~= 'Delete it' then
+          return
+        end
+        client.request('alisio/memories', { delete = choice.id }, function(derr)
+          if derr then
+            util.notify(util.err_message(derr), util.levels.ERROR)
+            return
+          end
+          util.notify('deleted the memory; later sessions and compactions do not send it (:AlisioMemories lists the others)')
+        end)
+      end)
+    end)
+  end)
+end
+
 return M

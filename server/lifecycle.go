@@ -132,11 +132,12 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	if s.workspace != "" {
 		s.goBackground(s.watch)
 	}
+	alisio := map[string]any{"protocolVersion": api.ProtocolVersion, "methods": methodNames(), "notifications": []string{"alisio/event", "alisio/status"}}
+	if s.opts.LogFile != "" {
+		alisio["logFile"] = s.opts.LogFile
+	}
 	return map[string]any{
-		"capabilities": map[string]any{
-			"experimental": map[string]any{"alisio": map[string]any{"protocolVersion": api.ProtocolVersion, "methods": methodNames(),
-				"notifications": []string{"alisio/event", "alisio/status"}}},
-		},
+		"capabilities": map[string]any{"experimental": map[string]any{"alisio": alisio}},
 		"serverInfo": map[string]any{"name": "alisio-lsp", "version": s.opts.Version},
 	}, nil
 }

@@ -35,6 +35,9 @@ type Options struct {
 	ConfigProblem error
 	// DataDir overrides the data directory (--data-dir); empty: alisio.dataDir, then the per-user default.
 	DataDir string
+	// LogFile is the file Log writes to (empty: stderr); the initialize result names it, for the editors'
+	// commands that open the log.
+	LogFile string
 	Log     *zap.Logger
 	// MaxFrame caps incoming messages (default DefaultMaxFrame).
 	MaxFrame int64

@@ -86,7 +86,7 @@ func (a *app) daemonCommand() *cobra.Command {
 					if cfgErr != nil {
 						cfg = config.Default()
 					}
-					server.Serve(ctx, conn, server.Options{Config: cfg, ConfigProblem: cfgErr, Store: st, Log: a.log, Hub: hub, Provider: provider.DefaultOptions(), Version: version()})
+					server.Serve(ctx, conn, server.Options{Config: cfg, ConfigProblem: cfgErr, Store: st, Log: a.log, LogFile: a.path(a.logFile), Hub: hub, Provider: provider.DefaultOptions(), Version: version()})
 				},
 				RunCLI: func(ctx context.Context, args []string, cwd string, stdin io.Reader, stdout, stderr, log io.Writer) int {
 					defer hub.StoreChanged() // the windows' meters follow what the command changed
@@ -225,7 +225,7 @@ func (a *app) serve(ctx context.Context) error {
 			"See `alisio-lsp --help` for the command-line tools; Ctrl-C to quit.")
 	}
 	code := server.Serve(ctx, stdio{}, server.Options{Config: a.cfg, ConfigProblem: a.cfgErr, DataDir: a.dataDir, Log: a.log,
-		Provider: provider.DefaultOptions(), Version: version()})
+		LogFile: a.path(a.logFile), Provider: provider.DefaultOptions(), Version: version()})
 	_ = a.log.Sync()
 	return exitCode(code) // main leaves with it: a read blocked on stdin would not end otherwise
 }

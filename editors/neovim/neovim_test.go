@@ -285,6 +285,9 @@ func TestNeovim_NoFileYet(t *testing.T) {
 		!strings.Contains(note, "Open a file of your project, or :AlisioRestart to start here") || r.Results["started"] != false {
 		t.Fatalf("%+v", r.Results)
 	}
+	if log := fmt.Sprint(r.Results["daemon_log"]); !strings.HasSuffix(log, filepath.Join("alisio", "daemon.log")) {
+		t.Errorf(":AlisioLog with the daemon running opened %s, not the shared daemon's log", log)
+	}
 	if r.Results["log_opened"] != true || r.Results["restart_note"] != "Alisio: alisio-lsp started for "+cwd {
 		t.Fatalf(":AlisioLog, :AlisioRestart: %+v", r.Results)
 	}

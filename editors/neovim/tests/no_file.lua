@@ -22,6 +22,9 @@ end, 'the daemon')
 vim.cmd('AlisioContext')
 H.wait(5000, function() return vim.fn.bufwinid('alisio://context') ~= -1 end, 'the context view')
 H.record('first_context', vim.api.nvim_buf_get_lines(vim.fn.bufnr('alisio://context'), 0, -1, false))
+-- With the daemon running, :AlisioLog opens the shared daemon's own log, which it names.
+vim.cmd('AlisioLog')
+H.record('daemon_log', vim.api.nvim_buf_get_name(0))
 -- :'<,'>AlisioAdd puts the selected lines in the chat's input, :AlisioAdd the whole file.
 vim.fn.writefile({ 'package main', '', 'func main() {', '\tprintln("hi")', '}' }, 'main.go')
 vim.cmd('edit main.go')

@@ -222,7 +222,16 @@ function M.log()
   -- noautocmd: opening the log is not opening a file of a workspace, which would start the daemon there. From
   -- the chat or another of alisio's own windows, in a tab of its own: the chat keeps its windows.
   local here = vim.api.nvim_buf_get_name(0):find('^alisio://') and 'tabedit' or 'edit'
-  vim.cmd('noautocmd ' .. here .. ' ' .. vim.fn.fnameescape(vim.lsp.get_log_path()))
+  -- The daemon's own log when it names one (the shared daemon's), else the language clients' log, where
+  -- Neovim writes what the server printed.
+  local c = M.get()
+  local caps = c and c.server_capabilities or {}
+  local alisio = type(caps.experimental) == 'table' and caps.experimental.alisio or {}
+  local file = type(alisio) == 'table' and alisio.logFile or nil
+  if not (file and vim.fn.filereadable(file) == 1) then
+    file = vim.lsp.get_log_path()
+  end
+  vim.cmd('noautocmd ' .. here .. ' ' .. vim.fn.fnameescape(file))
   vim.bo.readonly = true
   vim.cmd('normal! G') -- the newest lines
 end

@@ -452,7 +452,9 @@ func (a *Agent) Compact(ctx context.Context, id, focus string, emit compaction.E
 // compactionEvents is the emitter of session id's compactions: each event goes to the agent's listeners, its
 // tokens counted as the meter counts them.
 func (a *Agent) compactionEvents(id string) compaction.Emitter {
-	return func(e compaction.Event) { a.emit(Event{Session: id, Kind: EventCompaction, Compaction: a.inMeterTokens(id, e)}) }
+	return func(e compaction.Event) {
+		a.emit(Event{Session: id, Kind: EventCompaction, Compaction: a.inMeterTokens(id, e)})
+	}
 }
 
 // inMeterTokens is e, when a completed compaction, with the request's tokens before and after counted as the

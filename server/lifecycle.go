@@ -138,7 +138,7 @@ func (s *Server) initialize(_ context.Context, params json.RawMessage) (any, err
 	}
 	return map[string]any{
 		"capabilities": map[string]any{"experimental": map[string]any{"alisio": alisio}},
-		"serverInfo": map[string]any{"name": "alisio-lsp", "version": s.opts.Version},
+		"serverInfo":   map[string]any{"name": "alisio-lsp", "version": s.opts.Version},
 	}, nil
 }
 

@@ -139,7 +139,7 @@ func meterLine(st *api.Status, session, title string, width int, sty styles) str
 		short = "session " + shortID(session)
 		label = short
 		if title != "" {
-			label += " " + clip(title, 24)
+			label += " " + clip(title, 60) // cut again to the room the figures leave
 		}
 	}
 	line := ""

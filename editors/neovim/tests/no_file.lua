@@ -11,8 +11,8 @@ H.record('started', require('alisio').client_id() ~= nil)
 vim.cmd('AlisioLog')
 H.record('log_opened', vim.api.nvim_buf_get_name(0) == vim.lsp.get_log_path())
 vim.cmd('AlisioRestart') -- starts it here, as the note says
-H.wait(2000, function() return #H.notes > 1 end, 'a note from :AlisioRestart')
-H.record('restart_note', H.notes[2].msg)
+H.wait(2000, function() return H.noted('started for') ~= nil end, 'a note from :AlisioRestart')
+H.record('restart_note', H.noted('started for').msg)
 -- Before the workspace has a session, :AlisioContext shows what the first request will hold.
 local alisio = require('alisio')
 H.wait(10000, function()

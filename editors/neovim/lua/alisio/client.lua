@@ -233,6 +233,9 @@ function M.log()
   end
   vim.cmd('noautocmd ' .. here .. ' ' .. vim.fn.fnameescape(file))
   vim.bo.readonly = true
+  if vim.fn.getfsize(file) == 0 then
+    util.notify('the log is empty: alisio-lsp writes warnings and errors there (--log-level info in the server command writes more)')
+  end
   vim.cmd('normal! G') -- the newest lines
 end
 

@@ -266,7 +266,8 @@ function M.memories()
     local from = #list - (res.sent or #list) -- the oldest ones a request leaves out
     local items = {}
     for i, m in ipairs(list) do
-      table.insert(items, { id = m.id, text = m.text, line = string.format('%d. %s%s', i, (m.text or ''):gsub('%s*\n%s*', ' '),
+      -- vim.ui.select numbers the items itself.
+      table.insert(items, { id = m.id, text = m.text, line = string.format('%s%s', (m.text or ''):gsub('%s*\n%s*', ' '),
         i <= from and ' (not sent: memory.maxChars)' or '') })
     end
     local prompt = string.format('Alisio memories of %s, oldest first; new sessions start with them (pick one to delete it)', res.workspace)
@@ -274,7 +275,7 @@ function M.memories()
       if not choice then
         return
       end
-      vim.ui.select({ 'Delete it', 'Keep it' }, { prompt = 'Delete the memory "' .. choice.line:gsub('^%d+%. ', '') .. '"?' }, function(answer)
+      vim.ui.select({ 'Delete it', 'Keep it' }, { prompt = 'Delete the memory "' .. choice.line .. '"?' }, function(answer)
         if answer ~= 'Delete it' then
           return
         end

@@ -72,7 +72,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			send("content_block_start", map[string]any{"index": i, "content_block": b})
 		case "text":
 			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{"type": "text", "text": ""}})
-			for _, p := range pieces(b["text"].(string)) {
+			for p := range s.textPieces(b["text"].(string)) {
 				send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": "text_delta", "text": p}})
 			}
 		case "tool_use":

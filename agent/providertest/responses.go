@@ -93,7 +93,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	for _, p := range pieces(rep.Reasoning) {
 		send("response.reasoning_summary_text.delta", map[string]any{"item_id": "rs", "output_index": 0, "summary_index": 0, "delta": p})
 	}
-	for _, p := range pieces(rep.Text) {
+	for p := range s.textPieces(rep.Text) {
 		send("response.output_text.delta", map[string]any{"item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": p})
 	}
 	if rep.CutMidToolCall {

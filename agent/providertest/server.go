@@ -8,6 +8,7 @@ package providertest
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"regexp"
 	"strings"
@@ -33,6 +34,9 @@ type Script struct {
 	Strict bool `json:"strict,omitempty"`
 	// SummaryDelayMs delays every summarizer reply (a slow summary).
 	SummaryDelayMs int `json:"summaryDelayMs,omitempty"`
+	// PaceMs waits that long after each piece of a reply's text it streams, so that a client is seen drawing
+	// the reply as it is written (0: all at once).
+	PaceMs int `json:"paceMs,omitempty"`
 	// CharsPerToken is the server's tokenizer: a request of n chars (as it arrived) is n/CharsPerToken tokens,
 	// in usage and against the window (0: 4). Code and JSON count nearer 3 at real APIs.
 	CharsPerToken float64 `json:"charsPerToken,omitempty"`
@@ -97,6 +101,8 @@ type Server struct {
 	cache promptCache
 	// usages are the input usages reported, in order, for the requests answered.
 	usages []RequestUsage
+	// sleep waits between the pieces of a paced reply (time.Sleep; a test counts the waits instead).
+	sleep func(time.Duration)
 }
 
 // RequestUsage is the input usage the server reported for one answered request, in tokens: all of it, the
@@ -122,7 +128,21 @@ func (s *Server) Flooded() int64 {
 
 // New returns a server for script.
 func New(script Script) *Server {
-	return &Server{script: script, replies: append([]Reply(nil), script.Replies...)}
+	return &Server{script: script, replies: append([]Reply(nil), script.Replies...), sleep: time.Sleep}
+}
+
+// textPieces are the pieces text is streamed in, each followed by the script's pace (PaceMs) once sent.
+func (s *Server) textPieces(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, p := range pieces(text) {
+			if !yield(p) {
+				return
+			}
+			if s.script.PaceMs > 0 {
+				s.sleep(time.Duration(s.script.PaceMs) * time.Millisecond)
+			}
+		}
+	}
 }
 
 // Cancelled is how many requests their client cancelled while this server delayed the reply.
@@ -367,7 +387,7 @@ func (s *Server) stream(w http.ResponseWriter, rep Reply, u cacheUsage) {
 	for _, piece := range pieces(rep.Reasoning) {
 		send(map[string]any{"reasoning_content": piece}, nil, nil)
 	}
-	for _, piece := range pieces(rep.Text) {
+	for piece := range s.textPieces(rep.Text) {
 		send(map[string]any{"content": piece}, nil, nil)
 	}
 	if rep.FloodBytes > 0 && !s.flood(rep, send) {

@@ -2,8 +2,10 @@ package providertest
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func decode(t *testing.T, s string) map[string]any {
@@ -33,5 +35,27 @@ func TestPairingChecks(t *testing.T) {
 		if got := checkAnthropicPairing(decode(t, tc.req)); !strings.Contains(got, tc.want) || (tc.want == "") != (got == "") {
 			t.Errorf("%s: %q; want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestPaced: with PaceMs the text is streamed piece by piece with that wait after each piece, and arrives whole.
+func TestPaced(t *testing.T) {
+	text := strings.Repeat("seven c", 10) // ten pieces of seven characters
+	srv := New(Script{PaceMs: 30, Replies: []Reply{{Text: text}}})
+	var waits []time.Duration
+	srv.sleep = func(d time.Duration) { waits = append(waits, d) }
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"alisio-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`)))
+	var got strings.Builder
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		var chunk struct {
+			Choices []struct{ Delta struct{ Content string } }
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &chunk) == nil && len(chunk.Choices) > 0 {
+			got.WriteString(chunk.Choices[0].Delta.Content)
+		}
+	}
+	if got.String() != text || len(waits) != 10 || waits[0] != 30*time.Millisecond {
+		t.Errorf("streamed %q with %d waits (%v)", got.String(), len(waits), waits)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (loopback only by default)")
-	scriptFile := flag.String("script", "", "JSON file of scripted replies, as testdata/try/script.json (replies, models, loop; README, 'The main job'); empty: answer every request with a short text")
+	scriptFile := flag.String("script", "", "JSON file of scripted replies, as testdata/try/script.json (replies, models, loop, paceMs; README, 'The main job'); empty: answer every request with a short text")
 	flag.Parse()
 	var script providertest.Script
 	if *scriptFile != "" {

@@ -102,6 +102,14 @@ vim.cmd('Alisio')
 H.wait(5000, function() return vim.fn.bufwinid(chatbuf) ~= -1 end, 'the chat reopened')
 vim.wait(300)
 H.record('folds_reopened', require('alisio.chat').folds())
+-- A turn run on the command line into the session, through the shared daemon: the open chat shows it (the
+-- script is spent, so the turn fails; its prompt is kept all the same).
+local shell = vim.fn.jobstart({ os.getenv('ALISIO_BIN'), '--data-dir', os.getenv('XDG_DATA_HOME') .. '/alisio', '--config', os.getenv('ALISIO_CONFIG'),
+  'prompt', '--session', alisio.session(), 'asked from the shell' }, { cwd = os.getenv('ALISIO_WS') })
+H.wait(20000, function() return vim.fn.jobwait({ shell }, 0)[1] ~= -1 end, 'the prompt on the command line')
+H.wait(10000, function()
+  return table.concat(vim.api.nvim_buf_get_lines(chatbuf, 0, -1, false), '\n'):find('asked from the shell', 1, true) ~= nil
+end, 'the command line\'s turn in the open chat')
 vim.cmd('wincmd j')
 vim.api.nvim_feedkeys('q', 'x', false)
 -- The server stops: the meter goes; :AlisioRestart brings it back.

@@ -79,12 +79,16 @@ M.handlers = {
       return
     end
     if state.session == nil or params.session == state.session then
-      local first = state.session == nil
+      local first, before = state.session == nil, state.status
       state.session = params.session
       state.status = params
       statusline.redraw()
       if first then
         require('alisio.commands').refresh_chat() -- a chat opened before the daemon said which session is the workspace's
+      elseif params.changedElsewhere and before and (before.messages ~= params.messages or before.epoch ~= params.epoch) then
+        -- Another window or the command line ran a turn, a compaction or an undo in it: the chat shows it
+        -- (not while a turn of this Neovim runs: it draws what it does).
+        require('alisio.commands').refresh_chat()
       end
     end
   end,

@@ -313,13 +313,15 @@ func sessionsView(list []api.SessionSummary, current string, now time.Time) stri
 		if s.ID == current {
 			mark = "*"
 		}
-		fmt.Fprintf(&b, "%s %2d  %-*s  %-40s %4d messages  %s ago\n", mark, i+1, width, ids[i], clip(s.Title, 40), s.Messages, ago(now.Sub(s.UpdatedAt)))
+		fmt.Fprintf(&b, "%s %2d  %-*s  %-40s %4d messages  %s ago\n", mark, i+1, width, ids[i], clip(s.Title, 40), s.Messages, shortDuration(now.Sub(s.UpdatedAt)))
 	}
 	b.WriteString("/sessions N (or an ID) switches to one; /new starts one.")
 	return b.String()
 }
 
-func ago(d time.Duration) string {
+// shortDuration is d in one unit: seconds under a minute, minutes under an hour, hours under two days, else
+// days ("42s", "10m", "30h", "3d").
+func shortDuration(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
@@ -355,6 +357,6 @@ func approvalView(a api.ApproveParams, width int, sty styles) string {
 	default:
 		fmt.Fprintf(&b, "The agent wants to run:\n  %s\n", clip(a.Command, max(20, width-8)*3))
 	}
-	fmt.Fprintf(&b, "y: allow · n: decline (in %s it counts as declined)", ago(time.Duration(a.TimeoutSeconds)*time.Second))
+	fmt.Fprintf(&b, "y: allow · n: decline (in %s it counts as declined)", shortDuration(time.Duration(a.TimeoutSeconds)*time.Second))
 	return sty.approval.Width(max(20, width-2)).Render(b.String())
 }

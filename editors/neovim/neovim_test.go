@@ -523,6 +523,17 @@ func TestNeovim_Memories(t *testing.T) {
 	}
 }
 
+// TestNeovim_SessionRemembered: the session picked with :AlisioSessions is the one the next Neovim in the
+// workspace uses, though a later one is the workspace's most recent.
+func TestNeovim_SessionRemembered(t *testing.T) {
+	ws, data := workspace(t)
+	first := nvim(t, "sessions_remembered.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data, "ALISIO_STEP=1")
+	again := nvim(t, "sessions_remembered.lua", "ALISIO_WS="+ws, "XDG_DATA_HOME="+data, "ALISIO_STEP=2")
+	if chosen := first.Results["chosen"]; chosen == nil || again.Results["used"] != chosen {
+		t.Errorf("picked %v, the next Neovim uses %v", chosen, again.Results["used"])
+	}
+}
+
 // TestNeovim_HealthFindsBadSettingsAndADeadProvider: :checkhealth alisio names an invalid setting (checked by
 // alisio-lsp's own rules) and a provider that does not answer, each with what to do.
 func TestNeovim_HealthFindsBadSettingsAndADeadProvider(t *testing.T) {

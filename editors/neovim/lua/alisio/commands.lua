@@ -222,6 +222,49 @@ function M.use_session(id)
   end)
 end
 
+-- chosen_file keeps the session chosen last in each workspace (:AlisioSessions, :AlisioNew), by root, so that
+-- the next Neovim there opens it again rather than the workspace's most recent.
+local function chosen_file()
+  return vim.fn.stdpath('data') .. '/alisio-sessions.json'
+end
+
+local function read_chosen()
+  local ok, t = pcall(function() return vim.fn.json_decode(table.concat(vim.fn.readfile(chosen_file()), '\n')) end)
+  return ok and type(t) == 'table' and t or {}
+end
+
+--- remember keeps id as the session chosen in the workspace of the running client (nil forgets it).
+function M.remember(id)
+  local c = client.get()
+  local root = c and c.config.root_dir
+  if not root then
+    return
+  end
+  local t = read_chosen()
+  t[root] = id
+  vim.fn.mkdir(vim.fn.fnamemodify(chosen_file(), ':h'), 'p')
+  pcall(vim.fn.writefile, { vim.fn.json_encode(vim.tbl_isempty(t) and vim.empty_dict() or t) }, chosen_file())
+end
+
+--- restore makes the session chosen last in the client's workspace the one in use when it still exists and
+--- is not reported already (reported: the session the daemon's first meter is of).
+function M.restore(reported)
+  local c = client.get()
+  local id = c and c.config.root_dir and read_chosen()[c.config.root_dir]
+  if type(id) ~= 'string' or id == reported then
+    return
+  end
+  client.request('alisio/status', { session = id }, function(err, st)
+    if err or not st then
+      M.remember(nil) -- deleted since: the workspace's most recent it is
+      return
+    end
+    state.session, state.status = st.session, st
+    statusline.redraw()
+    M.refresh_chat()
+  end)
+end
+
 --- new_session starts a session of the workspace, titled title when given, and makes it the one the chat, the
 --- meter and the commands use (:AlisioNew).
 function M.new_session(title)
@@ -231,6 +274,7 @@ function M.new_session(title)
       return
     end
     M.use_session(res.session)
+    M.remember(res.session)
     M.refresh_chat()
     util.notify('started a new session' .. (title ~= '' and (' (' .. title .. ')') or '') .. ': the next prompt goes to it; :AlisioSessions switches back')
   end)
@@ -259,6 +303,7 @@ function M.sessions()
     }, function(choice)
       if choice then
         M.use_session(choice.id)
+        M.remember(choice.id)
         M.refresh_chat()
       end
     end)

@@ -85,6 +85,7 @@ M.handlers = {
       statusline.redraw()
       if first then
         require('alisio.commands').refresh_chat() -- a chat opened before the daemon said which session is the workspace's
+        require('alisio.commands').restore(params.session) -- the one chosen last here, when another
       elseif params.changedElsewhere and before and (before.messages ~= params.messages or before.epoch ~= params.epoch) then
         -- Another window or the command line ran a turn, a compaction or an undo in it: the chat shows it
         -- (not while a turn of this Neovim runs: it draws what it does).

@@ -20,11 +20,23 @@ local HIGHLIGHTS = { [M.levels.WARN] = 'WarningMsg', [M.levels.ERROR] = 'ErrorMs
 -- MORE ends a line cut to the command line: where the whole of it is.
 local MORE = '… (:Alisio shows all)'
 
--- echo_line writes line on Neovim's command line, cut to the room it has: a longer one would stop for Enter and
--- take the next key typed.
-local function echo_line(line, level)
+-- say shows msg, prefixed with "Alisio: ": whole to a notification plugin; on Neovim's own command line cut to the
+-- room that line has (a longer one would stop for Enter and take the next key typed), and then whole at the end
+-- of the chat (chat.note) — always there when always is set (key: see chat.note).
+local function say(msg, level, always, key)
+  if always then
+    chat.note(msg, key)
+  end
+  if not builtin_notify() then
+    vim.notify('Alisio: ' .. msg, level or M.levels.INFO)
+    return
+  end
+  local line = 'Alisio: ' .. msg:gsub('%s*\n%s*', ' ')
   local room = vim.v.echospace
   if vim.fn.strdisplaywidth(line) > room then
+    if not always then
+      chat.note(msg)
+    end
     local more = room >= 50 and MORE or '…'
     local n = vim.fn.strchars(line)
     repeat
@@ -36,32 +48,16 @@ local function echo_line(line, level)
   vim.api.nvim_echo({ { line, HIGHLIGHTS[level] } }, true, {})
 end
 
---- notify shows msg, prefixed with "Alisio: ", the answer to what the user just did. On Neovim's own command
---- line a message longer than that line is cut to it, and given in full at the end of the chat (chat.note),
---- so that it never stops for Enter.
+--- notify shows msg, the answer to what the user just did: on the command line, and in the chat when it is
+--- longer than the command line (see say).
 function M.notify(msg, level)
-  msg = msg or ''
-  if not builtin_notify() then
-    vim.notify('Alisio: ' .. msg, level or M.levels.INFO)
-    return
-  end
-  local line = 'Alisio: ' .. msg:gsub('%s*\n%s*', ' ')
-  if vim.fn.strdisplaywidth(line) > vim.v.echospace then
-    chat.note(msg)
-  end
-  echo_line(line, level)
+  say(msg or '', level, false)
 end
 
 --- notice shows a sentence the daemon says on its own, maybe while the user types (a compaction's, a
---- plugin's): in full at the end of the chat (chat.note; key: see there), and in full to a notification plugin.
---- On Neovim's own command line it is cut to the room that line has.
+--- plugin's): always in full at the end of the chat, and on the command line as notify does.
 function M.notice(msg, level, key)
-  chat.note(msg, key)
-  if not builtin_notify() then
-    vim.notify('Alisio: ' .. msg, level or M.levels.INFO)
-    return
-  end
-  echo_line('Alisio: ' .. msg:gsub('%s*\n%s*', ' '), level)
+  say(msg, level, true, key)
 end
 
 --- obj makes an empty Lua table travel as a JSON object ({}), not as an array ([]), which the server refuses.

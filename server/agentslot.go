@@ -145,7 +145,7 @@ func (s *Server) applyToAgent(ag *agent.Agent, next config.Config, mcpChanged bo
 	if mcpChanged {
 		s.goBackground(func() {
 			ag.SyncMCP(s.connCtx, next)
-			s.status.touchAll(false)
+			s.status.touchAll()
 		})
 	}
 }

@@ -54,7 +54,7 @@ func (h *Hub) StoreChanged() {
 	h.peersMu.Lock()
 	defer h.peersMu.Unlock()
 	for p := range h.peers {
-		p.status.touchAll(true)
+		p.status.touchAllElsewhere()
 	}
 }
 

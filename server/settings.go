@@ -43,7 +43,7 @@ func (s *Server) applySettings(raw json.RawMessage, source string) {
 		go s.showMessage(protocol.MessageTypeError, "Alisio: "+err.Error()+". The previous settings stay in force.")
 		return
 	}
-	s.status.touchAll(false)
+	s.status.touchAll()
 }
 
 // pullConfiguration asks the client for the alisio section (workspace/configuration).

@@ -65,9 +65,14 @@ func (t *statusSender) touchKnown(session string) {
 	}
 }
 
-// touchAll marks every session seen so far (after a settings change; elsewhere: after the command line
-// changed the store).
-func (t *statusSender) touchAll(elsewhere bool) {
+// touchAll marks every session seen so far (after a settings change).
+func (t *statusSender) touchAll() { t.touchEvery(false) }
+
+// touchAllElsewhere marks every session seen so far as written elsewhere (after the command line changed the
+// store).
+func (t *statusSender) touchAllElsewhere() { t.touchEvery(true) }
+
+func (t *statusSender) touchEvery(elsewhere bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for s := range t.known {
